@@ -1,0 +1,108 @@
+// The one result model of the runtime side. inspect() and CopyObserver both
+// fill a Report; printing, JSON and the GoogleTest assertions read only this.
+// Depends on the standard library alone, so tools can consume reports without
+// including LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace devcopy {
+
+/// One problem worth fixing. `kind` is a rule id from rules/ (for example
+/// "duplicate-storage"); the catalog in <devcopy/rules_catalog.h> has its page.
+struct Finding {
+  std::string kind;
+  std::string message;               // one line: what, where, what to do instead
+  std::int64_t bytes = 0;            // bytes wasted (or held) by this finding
+  std::vector<std::string> devices;  // "cpu", "cuda:0", ...
+  std::vector<std::string> tensors;  // qualified names: "encoder.layers.3.fc.weight"
+  std::string op;                    // the op that made it, when known ("aten::to")
+  std::string module;                // the module or scope it ran under, when known
+  std::vector<std::string> details;  // further lines: allocation context, sizes
+};
+
+/// Storage reached through several names (tied weights, views, a tensor
+/// registered twice): counted once, reported as information only.
+struct SharedStorage {
+  std::string device;
+  std::int64_t bytes = 0;
+  std::vector<std::string> tensors;
+};
+
+/// Memory on one device. Allocator figures are -1 where unknown (CPU, or a
+/// LibTorch built without CUDA).
+struct DeviceMemory {
+  std::string device;
+  std::int64_t reachable_bytes = 0;   // parameters, buffers, gradients; each storage once
+  std::int64_t allocated_bytes = -1;
+  std::int64_t reserved_bytes = -1;
+  std::int64_t reserved_unused_bytes = -1;  // reserved - allocated
+  std::int64_t largest_free_block = -1;     // largest cached block the allocator can reuse
+};
+
+/// Copies seen by a CopyObserver, grouped by route and dtype.
+struct CopyRoute {
+  std::string src_device;
+  std::string dst_device;
+  std::string dtype;  // destination dtype, "float", "c10::Half", ...
+  std::int64_t count = 0;
+  std::int64_t bytes = 0;
+};
+
+/// Something the probe saw but could not read (meta, sparse, ...): it says so
+/// instead of guessing.
+struct Skipped {
+  std::string tensor;
+  std::string reason;
+};
+
+class Report {
+ public:
+  const std::vector<Finding>& findings() const { return findings_; }
+  /// Findings of one kind only.
+  std::vector<Finding> findings(const std::string& kind) const;
+  bool has_findings() const { return !findings_.empty(); }
+  /// Sum of `bytes` over all findings.
+  std::int64_t wasted_bytes() const;
+
+  const std::vector<SharedStorage>& shared() const { return shared_; }
+  const std::vector<DeviceMemory>& devices() const { return devices_; }
+  const std::vector<CopyRoute>& copies() const { return copies_; }
+  const std::vector<Skipped>& skipped() const { return skipped_; }
+  /// Device-to-host synchronisations observed (CopyObserver only).
+  std::int64_t host_syncs() const { return host_syncs_; }
+
+  void add(Finding f) { findings_.push_back(std::move(f)); }
+  void add(SharedStorage s) { shared_.push_back(std::move(s)); }
+  void add(DeviceMemory d) { devices_.push_back(std::move(d)); }
+  void add(CopyRoute c) { copies_.push_back(std::move(c)); }
+  void add(Skipped s) { skipped_.push_back(std::move(s)); }
+  void set_host_syncs(std::int64_t n) { host_syncs_ = n; }
+  /// Appends everything in `other` (for example an observer's report to an
+  /// inspection's).
+  void merge(const Report& other);
+
+  /// The whole report as one JSON object (stable keys; see report.cpp).
+  std::string to_json() const;
+
+ private:
+  std::vector<Finding> findings_;
+  std::vector<SharedStorage> shared_;
+  std::vector<DeviceMemory> devices_;
+  std::vector<CopyRoute> copies_;
+  std::vector<Skipped> skipped_;
+  std::int64_t host_syncs_ = 0;
+};
+
+/// A readable report in the spirit of sanitizer reports: one header line per
+/// finding (kind and size), then its tensors, devices and details.
+std::ostream& operator<<(std::ostream& os, const Report& report);
+std::ostream& operator<<(std::ostream& os, const Finding& finding);
+
+/// "1.50 GiB", "512.00 MiB", "12 B": sizes people read.
+std::string format_bytes(std::int64_t bytes);
+
+}  // namespace devcopy
