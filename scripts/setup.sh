@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 llvm-19-tools
   libtorch-dev libgtest-dev
+  libgrpc++-dev libabsl-dev neovim clangd-19  # devcopy-clangd: link, LSP test, latency bench
 )
 
 missing=()
