@@ -1,0 +1,214 @@
+// Text and JSON forms of a Report. The JSON keys are part of the interface
+// (tools and CI read them): add keys, never rename them.
+#include "devcopy/report.h"
+
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+namespace devcopy {
+
+std::vector<Finding> Report::findings(const std::string& kind) const {
+  std::vector<Finding> out;
+  for (const Finding& f : findings_)
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+std::int64_t Report::wasted_bytes() const {
+  std::int64_t sum = 0;
+  for (const Finding& f : findings_) sum += f.bytes;
+  return sum;
+}
+
+void Report::merge(const Report& other) {
+  findings_.insert(findings_.end(), other.findings_.begin(), other.findings_.end());
+  shared_.insert(shared_.end(), other.shared_.begin(), other.shared_.end());
+  devices_.insert(devices_.end(), other.devices_.begin(), other.devices_.end());
+  copies_.insert(copies_.end(), other.copies_.begin(), other.copies_.end());
+  skipped_.insert(skipped_.end(), other.skipped_.begin(), other.skipped_.end());
+  host_syncs_ += other.host_syncs_;
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  if (bytes < 0) return "-" + format_bytes(-bytes);
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  return buf;
+}
+
+namespace {
+
+// JSON string escaping per RFC 8259: quote, backslash and control characters;
+// other bytes (UTF-8 included) pass through unchanged.
+void put_string(std::ostream& os, const std::string& s) {
+  os << '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': os << "\\\""; break;
+      case '\\': os << "\\\\"; break;
+      case '\n': os << "\\n"; break;
+      case '\r': os << "\\r"; break;
+      case '\t': os << "\\t"; break;
+      case '\b': os << "\\b"; break;
+      case '\f': os << "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          os << buf;
+        } else {
+          os << c;
+        }
+    }
+  }
+  os << '"';
+}
+
+void put_strings(std::ostream& os, const std::vector<std::string>& v) {
+  os << '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) os << ',';
+    put_string(os, v[i]);
+  }
+  os << ']';
+}
+
+// Writes `"key":` with a leading comma for every key but the first.
+class Object {
+ public:
+  explicit Object(std::ostream& os) : os_(os) { os_ << '{'; }
+  ~Object() { os_ << '}'; }
+  std::ostream& key(const char* k) {
+    if (!first_) os_ << ',';
+    first_ = false;
+    put_string(os_, k);
+    return os_ << ':';
+  }
+  void str(const char* k, const std::string& v) { put_string(key(k), v); }
+  void num(const char* k, std::int64_t v) { key(k) << v; }
+  void strs(const char* k, const std::vector<std::string>& v) { put_strings(key(k), v); }
+
+ private:
+  std::ostream& os_;
+  bool first_ = true;
+};
+
+template <class T, class F>
+void put_array(Object& obj, const char* k, const std::vector<T>& items, F&& each) {
+  std::ostream& os = obj.key(k);
+  os << '[';
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) os << ',';
+    each(os, items[i]);
+  }
+  os << ']';
+}
+
+void print_list(std::ostream& os, const char* label, const std::vector<std::string>& v) {
+  if (v.empty()) return;
+  os << "    " << label << ": ";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << '\n';
+}
+
+}  // namespace
+
+std::string Report::to_json() const {
+  std::ostringstream os;
+  {
+    Object root(os);
+    put_array(root, "findings", findings_, [](std::ostream& o, const Finding& f) {
+      Object obj(o);
+      obj.str("kind", f.kind);
+      obj.str("message", f.message);
+      obj.num("bytes", f.bytes);
+      obj.strs("devices", f.devices);
+      obj.strs("tensors", f.tensors);
+      obj.str("op", f.op);
+      obj.str("module", f.module);
+      obj.strs("details", f.details);
+    });
+    put_array(root, "shared", shared_, [](std::ostream& o, const SharedStorage& s) {
+      Object obj(o);
+      obj.str("device", s.device);
+      obj.num("bytes", s.bytes);
+      obj.strs("tensors", s.tensors);
+    });
+    put_array(root, "devices", devices_, [](std::ostream& o, const DeviceMemory& d) {
+      Object obj(o);
+      obj.str("device", d.device);
+      obj.num("reachable_bytes", d.reachable_bytes);
+      obj.num("allocated_bytes", d.allocated_bytes);
+      obj.num("reserved_bytes", d.reserved_bytes);
+      obj.num("reserved_unused_bytes", d.reserved_unused_bytes);
+      obj.num("largest_free_block", d.largest_free_block);
+    });
+    put_array(root, "copies", copies_, [](std::ostream& o, const CopyRoute& c) {
+      Object obj(o);
+      obj.str("src_device", c.src_device);
+      obj.str("dst_device", c.dst_device);
+      obj.str("dtype", c.dtype);
+      obj.num("count", c.count);
+      obj.num("bytes", c.bytes);
+    });
+    put_array(root, "skipped", skipped_, [](std::ostream& o, const Skipped& s) {
+      Object obj(o);
+      obj.str("tensor", s.tensor);
+      obj.str("reason", s.reason);
+    });
+    root.num("host_syncs", host_syncs_);
+    root.num("wasted_bytes", wasted_bytes());
+  }
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Finding& f) {
+  os << "devcopy: " << f.kind << ": " << format_bytes(f.bytes) << '\n';
+  os << "    " << f.message << '\n';
+  print_list(os, "tensors", f.tensors);
+  print_list(os, "devices", f.devices);
+  if (!f.op.empty()) os << "    op: " << f.op << '\n';
+  if (!f.module.empty()) os << "    module: " << f.module << '\n';
+  for (const std::string& d : f.details) os << "      " << d << '\n';
+  return os;
+}
+
+std::ostream& operator<<(std::ostream& os, const Report& r) {
+  for (const Finding& f : r.findings()) os << f << '\n';
+  for (const SharedStorage& s : r.shared()) {
+    os << "devcopy: info: shared storage, " << format_bytes(s.bytes) << " on " << s.device
+       << ", counted once\n";
+    print_list(os, "tensors", s.tensors);
+  }
+  for (const DeviceMemory& d : r.devices()) {
+    os << "devcopy: memory on " << d.device << ": " << format_bytes(d.reachable_bytes)
+       << " reachable";
+    if (d.allocated_bytes >= 0)
+      os << ", " << format_bytes(d.allocated_bytes) << " allocated, "
+         << format_bytes(d.reserved_bytes) << " reserved ("
+         << format_bytes(d.reserved_unused_bytes) << " unused, largest free block "
+         << format_bytes(d.largest_free_block) << ")";
+    os << '\n';
+  }
+  for (const CopyRoute& c : r.copies())
+    os << "devcopy: copies " << c.src_device << " -> " << c.dst_device << " (" << c.dtype
+       << "): " << c.count << ", " << format_bytes(c.bytes) << '\n';
+  if (r.host_syncs() > 0) os << "devcopy: device-to-host syncs: " << r.host_syncs() << '\n';
+  for (const Skipped& s : r.skipped())
+    os << "devcopy: skipped " << s.tensor << ": " << s.reason << '\n';
+  os << "devcopy: summary: " << r.findings().size()
+     << (r.findings().size() == 1 ? " finding, " : " findings, ")
+     << format_bytes(r.wasted_bytes()) << " wasted\n";
+  return os;
+}
+
+}  // namespace devcopy
