@@ -1,0 +1,58 @@
+// The devcopy command's result model: what the analysis found, independent of
+// clang-tidy's types so the writers, the baseline and their tests need no AST.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace devcopy::cli {
+
+/// A point in a source file. `file` is absolute; line and column are 1-based,
+/// the column counted in bytes as clang does. `offset` is the byte offset.
+struct Position {
+  std::string file;
+  unsigned offset = 0;
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
+/// One replacement of a fix-it: `length` bytes at `begin` become `text`.
+struct Edit {
+  Position begin;
+  Position end;  // begin + length
+  unsigned length = 0;
+  std::string text;
+};
+
+/// A note attached to a finding: the other move, the loop, ...
+struct Note {
+  Position where;
+  std::string message;
+};
+
+struct Finding {
+  std::string rule;     // "devcopy-discarded-copy"
+  std::string level;    // SARIF level: "error", "warning" or "note"
+  std::string message;  // one line, lowercase
+  Position where;
+  Position end;         // end of the flagged range; equals `where` when unknown
+  std::vector<Note> notes;
+  std::vector<Edit> fixes;
+  std::string fingerprint;  // see Fingerprint.h; stable across line shifts
+};
+
+/// A problem that stops devcopy from vouching for a result (exit code 2): a
+/// missing database, a translation unit that does not parse, a bad config.
+struct ToolError {
+  std::string file;     // the file to look at; may be empty
+  std::string message;  // one line: what failed and what to do
+};
+
+struct Results {
+  std::vector<Finding> findings;
+  std::vector<ToolError> errors;
+  unsigned analyzed = 0;   // translation units analyzed
+  unsigned baselined = 0;  // findings hidden because the baseline has them
+};
+
+}  // namespace devcopy::cli

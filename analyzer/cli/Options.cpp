@@ -1,0 +1,108 @@
+#include "Options.h"
+
+#include <cstdlib>
+
+namespace devcopy::cli {
+
+const char* const kUsage = R"(usage: devcopy analyze [options] [PATH...]
+
+Analyzes the translation units of a compile database (all of them, or those
+under PATH...) with the devcopy checks and reports redundant device copies.
+
+options:
+  -p BUILD_DIR             directory holding compile_commands.json (default .)
+  --format text|json|sarif output format (default text)
+  --output FILE            write the report to FILE instead of stdout
+  --jobs N                 translation units analyzed in parallel (default: all cores)
+  --checks GLOBS           check selection, applied after .clang-tidy's Checks
+  --config-file FILE       use this clang-tidy config instead of .clang-tidy files
+  --baseline FILE          report, and fail on, only findings FILE does not hold
+  --write-baseline FILE    record today's findings in FILE
+  --fix                    apply the checks' fix-its
+  --root DIR               paths in reports are relative to DIR (default: git checkout)
+  --no-progress            no progress line, even on a terminal
+
+exit codes: 0 no new findings, 1 new findings, 2 usage or tool error.
+)";
+
+static bool parseJobs(const std::string& text, unsigned& jobs) {
+  char* end = nullptr;
+  long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || n < 1 || n > 4096) return false;
+  jobs = unsigned(n);
+  return true;
+}
+
+Action parseOptions(int argc, const char* const* argv, Options& opts, std::string& error) {
+  if (argc < 2) {
+    error = "missing command; run 'devcopy analyze -p BUILD_DIR' (see devcopy --help)";
+    return Action::Error;
+  }
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") return Action::Help;
+  if (command == "--version") return Action::Version;
+  if (command != "analyze") {
+    error = "unknown command '" + command + "'; the command is 'devcopy analyze' (see --help)";
+    return Action::Error;
+  }
+  // Options taking a value accept both "--opt VALUE" and "--opt=VALUE".
+  const std::pair<const char*, std::string*> valued[] = {
+      {"-p", &opts.buildDir},           {"--format", &opts.format},
+      {"--output", &opts.output},       {"--config-file", &opts.configFile},
+      {"--baseline", &opts.baseline},   {"--write-baseline", &opts.writeBaseline},
+      {"--root", &opts.root}};
+  bool onlyPaths = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (onlyPaths || arg.empty() || arg[0] != '-') {
+      opts.paths.push_back(arg);
+      continue;
+    }
+    if (arg == "--") { onlyPaths = true; continue; }
+    if (arg == "--help" || arg == "-h") return Action::Help;
+    if (arg == "--fix") { opts.fix = true; continue; }
+    if (arg == "--no-progress") { opts.progress = false; continue; }
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    bool known = name == "--jobs" || name == "-j" || name == "--checks";
+    for (auto& [flag, target] : valued) known |= name == flag;
+    if (!known) {
+      error = "unknown option '" + arg + "' (see devcopy --help)";
+      return Action::Error;
+    }
+    if (!hasValue) {
+      if (i + 1 >= argc) {
+        error = "option '" + name + "' needs a value (see devcopy --help)";
+        return Action::Error;
+      }
+      value = argv[++i];
+    }
+    if (name == "--jobs" || name == "-j") {
+      if (!parseJobs(value, opts.jobs)) {
+        error = "--jobs wants a positive number, not '" + value + "'";
+        return Action::Error;
+      }
+    } else if (name == "--checks") {
+      opts.checks = value;
+    } else {
+      for (auto& [flag, target] : valued)
+        if (name == flag) *target = value;
+    }
+  }
+  if (opts.format != "text" && opts.format != "json" && opts.format != "sarif") {
+    error = "--format must be text, json or sarif, not '" + opts.format + "'";
+    return Action::Error;
+  }
+  if (!opts.baseline.empty() && opts.baseline == opts.writeBaseline) {
+    error = "--baseline and --write-baseline name the same file '" + opts.baseline + "'";
+    return Action::Error;
+  }
+  return Action::Analyze;
+}
+
+}  // namespace devcopy::cli

@@ -1,0 +1,33 @@
+// Command-line parsing for `devcopy`. Hand-written rather than llvm::cl so a
+// usage error is one line and exit code 2, like every other devcopy error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace devcopy::cli {
+
+struct Options {
+  std::string buildDir = ".";  // -p: holds compile_commands.json
+  std::string format = "text";  // text | json | sarif
+  std::string output;           // --output; "" = stdout
+  unsigned jobs = 0;            // --jobs; 0 = all cores
+  std::optional<std::string> checks;  // --checks, appended after .clang-tidy's
+  std::string configFile;       // --config-file: replaces .clang-tidy lookup
+  std::string baseline;         // --baseline
+  std::string writeBaseline;    // --write-baseline
+  std::string root;             // --root; "" = enclosing git checkout, else cwd
+  bool fix = false;
+  bool progress = true;         // --no-progress turns the terminal line off
+  std::vector<std::string> paths;
+};
+
+enum class Action { Analyze, Help, Version, Error };
+
+/// Parses argv. On Action::Error, `error` holds a one-line reason.
+Action parseOptions(int argc, const char* const* argv, Options& opts, std::string& error);
+
+extern const char* const kUsage;
+
+}  // namespace devcopy::cli

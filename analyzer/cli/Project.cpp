@@ -1,0 +1,180 @@
+#include "Project.h"
+
+#include <fstream>
+#include <map>
+
+#include "clang-tidy/ClangTidy.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace devcopy::cli {
+
+using clang::tidy::ClangTidyOptions;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+static std::string absolute(const std::string& p, const std::string& cwd) {
+  llvm::SmallString<256> s(p);
+  if (!path::is_absolute(s)) {
+    s = cwd;
+    path::append(s, p);
+  }
+  path::remove_dots(s, /*remove_dot_dot=*/true);
+  return std::string(s);
+}
+
+static bool isUnder(const std::string& file, const std::string& dirOrFile) {
+  return file == dirOrFile ||
+         (file.size() > dirOrFile.size() && file.compare(0, dirOrFile.size(), dirOrFile) == 0 &&
+          (dirOrFile.back() == '/' || file[dirOrFile.size()] == '/'));
+}
+
+// Parsing <torch/torch.h> dwarfs everything else, so a unit that includes
+// LibTorch is estimated as far costlier than any plain file.
+static double estimateCost(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), head.size());
+  head.resize(std::size_t(in.gcount()));
+  bool torch = head.find("<torch/") != std::string::npos ||
+               head.find("<ATen/") != std::string::npos;
+  return double(head.size()) + (torch ? 1e9 : 0);
+}
+
+bool selectUnits(const Options& opts, const std::string& cwd,
+                 std::vector<TranslationUnit>& units, std::vector<ToolError>& errors) {
+  std::string dbPath = absolute(opts.buildDir, cwd);
+  if (fs::is_directory(dbPath)) dbPath = absolute("compile_commands.json", dbPath);
+  if (!fs::exists(dbPath)) {
+    errors.push_back({dbPath, "no compile database at '" + dbPath +
+                                  "'; pass -p BUILD_DIR of a build configured with "
+                                  "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
+    return false;
+  }
+  std::string why;
+  auto db = clang::tooling::JSONCompilationDatabase::loadFromFile(
+      dbPath, why, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!db) {
+    errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " + why +
+                                  "; regenerate it with your build system"});
+    return false;
+  }
+  std::vector<std::string> filters;
+  for (const std::string& p : opts.paths) {
+    std::string abs = absolute(p, cwd);
+    if (!fs::exists(abs)) {
+      errors.push_back({abs, "path '" + p + "' does not exist; name files or directories "
+                             "holding sources of " + dbPath});
+      return false;
+    }
+    filters.push_back(abs);
+  }
+  std::vector<bool> used(filters.size(), false);
+  for (const std::string& file : db->getAllFiles()) {
+    std::string abs = absolute(file, cwd);
+    bool wanted = filters.empty();
+    for (std::size_t i = 0; i < filters.size(); ++i)
+      if (isUnder(abs, filters[i])) wanted = used[i] = true;
+    if (!wanted) continue;
+    if (!fs::exists(abs)) {
+      errors.push_back({abs, "'" + abs + "' is listed in " + dbPath +
+                                 " but does not exist; regenerate the compile database"});
+      continue;
+    }
+    units.push_back({abs, db->getCompileCommands(file), estimateCost(abs)});
+  }
+  for (std::size_t i = 0; i < filters.size(); ++i)
+    if (!used[i]) {
+      errors.push_back({filters[i], "no translation unit of " + dbPath + " is under '" +
+                                        opts.paths[i] + "'; check the path or rebuild the "
+                                        "compile database"});
+      return false;
+    }
+  if (units.empty() && errors.empty())
+    errors.push_back({dbPath, "compile database '" + dbPath + "' lists no translation unit"});
+  return !units.empty();
+}
+
+/// Parses a clang-tidy YAML configuration; on failure a one-line reason.
+static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
+  auto buffer = llvm::MemoryBuffer::getFile(file);
+  if (!buffer) {
+    error = "cannot read configuration '" + file + "': " + buffer.getError().message();
+    return std::nullopt;
+  }
+  std::string diag;
+  auto parsed = clang::tidy::parseConfigurationWithDiags(
+      (*buffer)->getMemBufferRef(), [&](const llvm::SMDiagnostic& d) {
+        if (diag.empty() && d.getKind() == llvm::SourceMgr::DK_Error)
+          diag = std::to_string(d.getLineNo()) + ":" + std::to_string(d.getColumnNo() + 1) +
+                 ": " + d.getMessage().str();
+      });
+  if (!parsed) {
+    error = "invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
+            " (" + parsed.getError().message() + "); fix the YAML or remove the file";
+    return std::nullopt;
+  }
+  return *parsed;
+}
+
+bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors) {
+  config.defaults = ClangTidyOptions::getDefaults();
+  config.defaults.Checks = "-*,devcopy-*";  // compiler warnings are not devcopy's business
+  if (opts.checks) config.overrides.Checks = *opts.checks;
+  if (!opts.configFile.empty()) {
+    std::string error;
+    config.configFile = parseConfig(opts.configFile, error);
+    if (!config.configFile) {
+      errors.push_back({opts.configFile, error});
+      return false;
+    }
+  }
+  return true;
+}
+
+bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,
+                        std::vector<ToolError>& errors) {
+  if (!config.configFile) {
+    // The directories clang-tidy's FileOptionsProvider would read, each once.
+    std::map<std::string, bool> inherits;  // dir -> config there lets the parent count
+    for (const TranslationUnit& u : units)
+      for (std::string dir = std::string(path::parent_path(u.file)); !dir.empty();
+           dir = std::string(path::parent_path(dir))) {
+        auto known = inherits.find(dir);
+        if (known != inherits.end()) {
+          if (!known->second) break;
+          continue;
+        }
+        std::string file = absolute(".clang-tidy", dir);
+        bool inherit = true;
+        if (fs::exists(file)) {
+          std::string error;
+          auto parsed = parseConfig(file, error);
+          if (!parsed) {
+            errors.push_back({file, error});
+            return false;
+          }
+          inherit = parsed->InheritParentConfig.value_or(false);
+        }
+        inherits[dir] = inherit;
+        if (!inherit || dir == "/") break;
+      }
+  }
+  auto provider = config.provider();
+  std::vector<TranslationUnit> enabled;
+  for (TranslationUnit& u : units)
+    if (!clang::tidy::getCheckNames(provider->getOptions(u.file), false).empty())
+      enabled.push_back(std::move(u));
+  if (enabled.empty() && !units.empty()) {
+    errors.push_back({"", "no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
+                          "select none; add devcopy-* to them"});
+    return false;
+  }
+  units = std::move(enabled);
+  return true;
+}
+
+}  // namespace devcopy::cli

@@ -1,0 +1,31 @@
+// Everything devcopy checks before it analyzes: the compile database, which
+// translation units to run, and that every configuration file parses. Each
+// failure becomes a one-line ToolError naming the file and what to do.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Finding.h"
+#include "Options.h"
+#include "Runner.h"
+
+namespace devcopy::cli {
+
+/// Loads the compile database and picks the units under `opts.paths` (all
+/// when empty). Returns false when nothing can be analyzed; units whose file
+/// is gone add an error but do not stop the others.
+bool selectUnits(const Options& opts, const std::string& cwd,
+                 std::vector<TranslationUnit>& units, std::vector<ToolError>& errors);
+
+/// Builds the option layers from the defaults, --config-file and --checks.
+bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors);
+
+/// Parses every .clang-tidy a unit would read (clang-tidy alone would print
+/// the YAML error and carry on with defaults: a silent pass), then drops units
+/// whose configuration enables no check. False on a configuration error or
+/// when no unit has a check enabled.
+bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,
+                        std::vector<ToolError>& errors);
+
+}  // namespace devcopy::cli

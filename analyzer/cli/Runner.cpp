@@ -1,0 +1,207 @@
+#include "Runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "clang-tidy/ClangTidy.h"
+#include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/Tooling.h"
+#include "devcopy/rules_catalog.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
+
+namespace devcopy::cli {
+
+using namespace clang;
+using namespace clang::tidy;
+
+std::unique_ptr<ClangTidyOptionsProvider> TidyConfig::provider() const {
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs(llvm::vfs::createPhysicalFileSystem().release());
+  if (configFile)
+    return std::make_unique<ConfigOptionsProvider>(ClangTidyGlobalOptions(), defaults,
+                                                   *configFile, overrides, fs);
+  return std::make_unique<FileOptionsProvider>(ClangTidyGlobalOptions(), defaults, overrides, fs);
+}
+
+namespace {
+
+/// The commands devcopy already chose, served to ClangTool from memory so
+/// workers never share the JSON database's lookup structures.
+class UnitDatabase : public tooling::CompilationDatabase {
+ public:
+  explicit UnitDatabase(const TranslationUnit& unit) : unit_(unit) {}
+  std::vector<tooling::CompileCommand> getCompileCommands(llvm::StringRef) const override {
+    return unit_.commands;
+  }
+
+ private:
+  const TranslationUnit& unit_;
+};
+
+class TidyAction : public ASTFrontendAction {
+ public:
+  explicit TidyAction(ClangTidyASTConsumerFactory& factory) : factory_(factory) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& ci,
+                                                 llvm::StringRef file) override {
+    return factory_.createASTConsumer(ci, file);
+  }
+
+ private:
+  ClangTidyASTConsumerFactory& factory_;
+};
+
+/// What clang-tidy's runClangTidy does, minus its stderr chatter ("Error
+/// while processing"): devcopy reports compile errors itself, in one line.
+class TidyActionFactory : public tooling::FrontendActionFactory {
+ public:
+  TidyActionFactory(ClangTidyContext& context,
+                    llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs)
+      : factory_(context, std::move(fs)) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<TidyAction>(factory_);
+  }
+  bool runInvocation(std::shared_ptr<CompilerInvocation> invocation, FileManager* files,
+                     std::shared_ptr<PCHContainerOperations> pch,
+                     DiagnosticConsumer* consumer) override {
+    invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;  // as clang-tidy does
+    return FrontendActionFactory::runInvocation(invocation, files, pch, consumer);
+  }
+
+ private:
+  ClangTidyASTConsumerFactory factory_;
+};
+
+std::string absolute(const std::string& path, const std::string& base) {
+  llvm::SmallString<256> p(path);
+  if (!llvm::sys::path::is_absolute(p) && !base.empty()) {
+    p = base;
+    llvm::sys::path::append(p, path);
+  }
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  return std::string(p);
+}
+
+Finding convert(const ClangTidyError& e, const std::string& unitFile) {
+  Finding f;
+  f.rule = e.DiagnosticName;
+  f.message = e.Message.Message;
+  const rules::Rule* rule = rules::find(f.rule);
+  f.level = e.DiagLevel == tooling::Diagnostic::Error || e.IsWarningAsError
+                ? "error"
+                : rule ? std::string(rule->level) : "warning";
+  // Errors without a location (a bad compiler flag) belong to the unit.
+  f.where.file = e.Message.FilePath.empty() ? unitFile : absolute(e.Message.FilePath, e.BuildDirectory);
+  f.where.offset = e.Message.FilePath.empty() ? 0 : e.Message.FileOffset;
+  f.end = f.where;
+  for (const tooling::FileByteRange& r : e.Message.Ranges)
+    if (absolute(r.FilePath, e.BuildDirectory) == f.where.file && r.FileOffset == f.where.offset) {
+      f.end.offset = r.FileOffset + r.Length;
+      break;
+    }
+  for (const tooling::DiagnosticMessage& n : e.Notes) {
+    Note note;
+    note.where.file = n.FilePath.empty() ? f.where.file : absolute(n.FilePath, e.BuildDirectory);
+    note.where.offset = n.FileOffset;
+    note.message = n.Message;
+    f.notes.push_back(std::move(note));
+  }
+  for (const auto& [file, replacements] : e.Message.Fix)
+    for (const tooling::Replacement& r : replacements) {
+      Edit edit;
+      edit.begin.file = absolute(std::string(r.getFilePath()), e.BuildDirectory);
+      edit.begin.offset = r.getOffset();
+      edit.length = r.getLength();
+      edit.end = edit.begin;
+      edit.end.offset += r.getLength();
+      edit.text = std::string(r.getReplacementText());
+      f.fixes.push_back(std::move(edit));
+    }
+  std::sort(f.fixes.begin(), f.fixes.end(), [](const Edit& a, const Edit& b) {
+    return std::tie(a.begin.file, a.begin.offset) < std::tie(b.begin.file, b.begin.offset);
+  });
+  return f;
+}
+
+std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& config) {
+  // A physical file system of its own: ClangTool changes its working
+  // directory, and the process-wide one would race between workers.
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
+      llvm::vfs::createPhysicalFileSystem().release());
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(physical);
+  ClangTidyContext context(config.provider());
+  UnitDatabase db(unit);
+  tooling::ClangTool tool(db, {unit.file}, std::make_shared<PCHContainerOperations>(), fs);
+  tool.setPrintErrorMessage(false);
+  // ExtraArgs / ExtraArgsBefore from the configuration, as clang-tidy adds them.
+  tool.appendArgumentsAdjuster([&context](const tooling::CommandLineArguments& args,
+                                          llvm::StringRef file) {
+    ClangTidyOptions opts = context.getOptionsForFile(file);
+    tooling::CommandLineArguments adjusted = args;
+    if (opts.ExtraArgsBefore) {
+      auto at = adjusted.begin();
+      if (at != adjusted.end() && !llvm::StringRef(*at).starts_with("-")) ++at;
+      adjusted.insert(at, opts.ExtraArgsBefore->begin(), opts.ExtraArgsBefore->end());
+    }
+    if (opts.ExtraArgs) adjusted.insert(adjusted.end(), opts.ExtraArgs->begin(), opts.ExtraArgs->end());
+    return adjusted;
+  });
+  tool.appendArgumentsAdjuster(tooling::getStripPluginsAdjuster());
+  ClangTidyDiagnosticConsumer consumer(context, nullptr, /*RemoveIncompatibleErrors=*/true,
+                                       /*GetFixesFromNotes=*/false);
+  DiagnosticsEngine engine(new DiagnosticIDs(), new DiagnosticOptions(), &consumer,
+                           /*ShouldOwnClient=*/false);
+  context.setDiagnosticsEngine(&engine);
+  tool.setDiagnosticConsumer(&consumer);
+  TidyActionFactory factory(context, fs);
+  tool.run(&factory);
+  std::vector<Finding> out;
+  for (const ClangTidyError& e : consumer.take()) out.push_back(convert(e, unit.file));
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> analyzeUnits(const std::vector<TranslationUnit>& units,
+                                  const TidyConfig& config, unsigned jobs, bool progress) {
+  std::vector<const TranslationUnit*> order;
+  for (const TranslationUnit& u : units) order.push_back(&u);
+  // Longest first: a LibTorch unit started last would leave the other workers idle.
+  std::stable_sort(order.begin(), order.end(),
+                   [](auto* a, auto* b) { return a->cost > b->cost; });
+  std::vector<std::vector<Finding>> perUnit(order.size());
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::mutex mu;
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < order.size();) {
+      perUnit[i] = analyzeOne(*order[i], config);
+      if (!progress) continue;
+      std::lock_guard<std::mutex> lock(mu);
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++done, order.size(),
+                   llvm::sys::path::filename(order[i]->file).str().c_str());
+      std::fflush(stderr);
+    }
+  };
+  jobs = std::max(1u, std::min<unsigned>(jobs, unsigned(order.size())));
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  if (progress && !order.empty()) std::fprintf(stderr, "\r\033[K");
+  std::vector<Finding> all;
+  for (auto& v : perUnit)
+    for (Finding& f : v) all.push_back(std::move(f));
+  return all;
+}
+
+}  // namespace devcopy::cli

@@ -1,0 +1,42 @@
+// Runs the devcopy checks over translation units through clang-tidy's own
+// library (ClangTidyContext, ClangTidyDiagnosticConsumer,
+// ClangTidyASTConsumerFactory), so options, NOLINT and .clang-tidy behave
+// exactly as in clang-tidy and in the plugin.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Finding.h"
+#include "clang-tidy/ClangTidyOptions.h"
+#include "clang/Tooling/CompilationDatabase.h"
+
+namespace devcopy::cli {
+
+/// Where rule selection and check options come from: devcopy's defaults,
+/// then the project's .clang-tidy files (or --config-file), then --checks.
+struct TidyConfig {
+  clang::tidy::ClangTidyOptions defaults;
+  std::optional<clang::tidy::ClangTidyOptions> configFile;  // --config-file
+  clang::tidy::ClangTidyOptions overrides;                  // --checks
+
+  /// A fresh provider (one per worker: providers cache and are not shared).
+  std::unique_ptr<clang::tidy::ClangTidyOptionsProvider> provider() const;
+};
+
+struct TranslationUnit {
+  std::string file;  // absolute
+  std::vector<clang::tooling::CompileCommand> commands;
+  double cost = 0;   // estimated; the costliest start first
+};
+
+/// Analyzes `units` on `jobs` threads, each with its own clang-tidy run and
+/// file system (ClangTool's working directory must not be process-wide).
+/// Positions in the result carry file and offset; lines are not filled yet.
+/// Diagnostics named clang-diagnostic-error are compile errors.
+std::vector<Finding> analyzeUnits(const std::vector<TranslationUnit>& units,
+                                  const TidyConfig& config, unsigned jobs, bool progress);
+
+}  // namespace devcopy::cli

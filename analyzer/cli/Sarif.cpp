@@ -1,0 +1,168 @@
+#include "Sarif.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+
+#include "Fingerprint.h"
+
+#include "devcopy/rules_catalog.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#ifndef DEVCOPY_VERSION
+#define DEVCOPY_VERSION "0.0.0"
+#endif
+
+namespace devcopy::cli {
+
+namespace json = llvm::json;
+
+static constexpr const char* kRootBase = "%SRCROOT%";
+
+std::string markdownSection(const std::string& page, const std::string& heading) {
+  std::string marker = "## " + heading + "\n";
+  std::size_t at = page.rfind(marker, 0) == 0 ? 0 : page.find("\n" + marker);
+  if (at == std::string::npos) return "";
+  std::size_t begin = page.find('\n', at + (page[at] == '\n' ? 1 : 0)) + 1;
+  std::size_t end = page.find("\n## ", begin);
+  std::string body = page.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  auto blank = [](char c) { return c == '\n' || c == ' '; };
+  while (!body.empty() && blank(body.back())) body.pop_back();
+  while (!body.empty() && blank(body.front())) body.erase(0, 1);
+  return body;
+}
+
+std::string uriEncode(const std::string& path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("-._~/", c)) {
+      out += char(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+static json::Object artifact(const std::string& file, const std::string& root) {
+  std::string rel = relativeTo(file, root);
+  if (rel != file) return json::Object{{"uri", uriEncode(rel)}, {"uriBaseId", kRootBase}};
+  return json::Object{{"uri", "file://" + uriEncode(file)}};
+}
+
+static json::Object region(SourceText& src, const Position& begin, const Position& end) {
+  json::Object r{{"startLine", begin.line},
+                 {"startColumn", src.utf16Column(begin.file, begin.line, begin.column)}};
+  if (end.line >= begin.line && end.line > 0 &&
+      (end.line > begin.line || end.column >= begin.column)) {
+    r["endLine"] = end.line;
+    r["endColumn"] = src.utf16Column(end.file, end.line, end.column);
+  }
+  return r;
+}
+
+static json::Object physical(SourceText& src, const Position& begin, const Position& end,
+                             const std::string& root) {
+  return json::Object{{"artifactLocation", artifact(begin.file, root)},
+                      {"region", region(src, begin, end)}};
+}
+
+static std::string str(std::string_view s) { return std::string(s); }
+
+static json::Array rulesArray() {
+  json::Array rules;
+  for (const rules::Rule& r : rules::kAll) {
+    if (r.kind != "static") continue;
+    std::string help(r.help);
+    std::string full = markdownSection(help, "What it flags");
+    rules.push_back(json::Object{
+        {"id", str(r.id)},
+        {"name", str(r.id)},
+        {"shortDescription", json::Object{{"text", str(r.summary)}}},
+        {"fullDescription", json::Object{{"text", full.empty() ? str(r.summary) : full}}},
+        {"help", json::Object{{"text", help}, {"markdown", help}}},
+        {"defaultConfiguration", json::Object{{"level", str(r.level)}}},
+        {"properties", json::Object{{"tags", json::Array{"performance", "libtorch"}}}}});
+  }
+  return rules;
+}
+
+static json::Object result(const Finding& f, SourceText& src, const std::string& root) {
+  json::Object res{{"ruleId", f.rule},
+                   {"level", f.level},
+                   {"message", json::Object{{"text", f.message}}},
+                   {"locations", json::Array{json::Object{
+                                     {"physicalLocation", physical(src, f.where, f.end, root)}}}},
+                   {"partialFingerprints", json::Object{{kFingerprintKey, f.fingerprint}}}};
+  int index = 0;
+  for (const rules::Rule& r : rules::kAll) {
+    if (r.kind != "static") continue;
+    if (r.id == f.rule) res["ruleIndex"] = index;
+    ++index;
+  }
+  if (!f.notes.empty()) {
+    json::Array related;
+    int id = 1;
+    for (const Note& n : f.notes)
+      related.push_back(json::Object{{"id", id++},
+                                     {"message", json::Object{{"text", n.message}}},
+                                     {"physicalLocation", physical(src, n.where, n.where, root)}});
+    res["relatedLocations"] = std::move(related);
+  }
+  if (!f.fixes.empty()) {
+    // One artifactChange per file, replacements in file order as SARIF asks.
+    json::Array changes;
+    for (std::size_t i = 0; i < f.fixes.size();) {
+      const std::string& file = f.fixes[i].begin.file;
+      json::Array replacements;
+      for (; i < f.fixes.size() && f.fixes[i].begin.file == file; ++i) {
+        const Edit& e = f.fixes[i];
+        replacements.push_back(
+            json::Object{{"deletedRegion", region(src, e.begin, e.end)},
+                         {"insertedContent", json::Object{{"text", e.text}}}});
+      }
+      changes.push_back(json::Object{{"artifactLocation", artifact(file, root)},
+                                     {"replacements", std::move(replacements)}});
+    }
+    res["fixes"] = json::Array{json::Object{
+        {"description", json::Object{{"text", "apply devcopy's suggested change"}}},
+        {"artifactChanges", std::move(changes)}}};
+  }
+  return res;
+}
+
+void writeSarif(llvm::raw_ostream& out, const Results& results, SourceText& sources,
+                const std::string& root) {
+  json::Array resultsArray;
+  for (const Finding& f : results.findings) resultsArray.push_back(result(f, sources, root));
+  json::Array notifications;
+  for (const ToolError& e : results.errors) {
+    json::Object n{{"level", "error"}, {"message", json::Object{{"text", e.message}}}};
+    if (!e.file.empty())
+      n["locations"] = json::Array{json::Object{
+          {"physicalLocation", json::Object{{"artifactLocation", artifact(e.file, root)}}}}};
+    notifications.push_back(std::move(n));
+  }
+  std::string rootUri = "file://" + uriEncode(root.back() == '/' ? root : root + "/");
+  json::Value doc = json::Object{
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs",
+       json::Array{json::Object{
+           {"tool", json::Object{{"driver", json::Object{{"name", "devcopy"},
+                                                         {"version", DEVCOPY_VERSION},
+                                                         {"semanticVersion", DEVCOPY_VERSION},
+                                                         {"rules", rulesArray()}}}}},
+           {"originalUriBaseIds", json::Object{{kRootBase, json::Object{{"uri", rootUri}}}}},
+           {"columnKind", "utf16CodeUnits"},
+           {"invocations",
+            json::Array{json::Object{{"executionSuccessful", results.errors.empty()},
+                                     {"toolExecutionNotifications", std::move(notifications)}}}},
+           {"results", std::move(resultsArray)}}}}};
+  out << llvm::formatv("{0:2}", doc) << "\n";
+}
+
+}  // namespace devcopy::cli

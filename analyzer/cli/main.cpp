@@ -1,0 +1,179 @@
+// devcopy: analyzes a compile database with the devcopy checks and reports
+// in text, JSON or SARIF, with baselines and fix-its. Exit codes: 0 no new
+// findings, 1 new findings, 2 usage or tool error.
+#include <unistd.h>
+
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "Baseline.h"
+#include "Fingerprint.h"
+#include "Fixes.h"
+#include "Options.h"
+#include "Output.h"
+#include "Project.h"
+#include "Runner.h"
+#include "Sarif.h"
+#include "SourceText.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace devcopy::cli;
+
+namespace {
+
+constexpr const char* kCompileError = "clang-diagnostic-error";
+
+int fail(const std::vector<ToolError>& errors) {
+  for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << e.message << "\n";
+  return 2;
+}
+
+/// The enclosing git checkout, so SARIF paths are repository-relative.
+std::string findRoot(const std::string& cwd) {
+  for (llvm::StringRef dir = cwd; !dir.empty(); dir = llvm::sys::path::parent_path(dir)) {
+    llvm::SmallString<256> git(dir);
+    llvm::sys::path::append(git, ".git");
+    if (llvm::sys::fs::exists(git)) return dir.str();
+  }
+  return cwd;
+}
+
+void locateAll(std::vector<Finding>& findings, SourceText& sources) {
+  for (Finding& f : findings) {
+    sources.locate(f.where);
+    sources.locate(f.end);
+    for (Note& n : f.notes) sources.locate(n.where);
+    for (Edit& e : f.fixes) {
+      sources.locate(e.begin);
+      sources.locate(e.end);
+    }
+  }
+}
+
+/// Compile errors become tool errors, one per file (the first, and a count);
+/// the unit's other findings and every other unit's stay reported.
+void splitCompileErrors(std::vector<Finding>& findings, std::vector<ToolError>& errors,
+                        const std::string& cwd) {
+  std::map<std::string, std::pair<const Finding*, unsigned>> firstByFile;
+  std::vector<Finding> kept;
+  for (const Finding& f : findings)
+    if (f.rule == kCompileError) {
+      auto& slot = firstByFile[f.where.file];
+      if (!slot.first) slot.first = &f;
+      ++slot.second;
+    }
+  for (const auto& [file, first] : firstByFile) {
+    const Finding& f = *first.first;
+    std::string more = first.second > 1 ? " (and " + std::to_string(first.second - 1) + " more)" : "";
+    errors.push_back({file, relativeTo(file, cwd) + ":" + std::to_string(f.where.line) + ":" +
+                                std::to_string(f.where.column) + ": " + f.message + more +
+                                "; the file does not compile with its compile_commands.json "
+                                "entry: fix it, or leave it out of the analyzed paths"});
+  }
+  for (Finding& f : findings)
+    if (f.rule != kCompileError) kept.push_back(std::move(f));
+  findings = std::move(kept);
+}
+
+/// A header's finding reaches us once per unit that includes it.
+void dedupe(std::vector<Finding>& findings) {
+  std::map<std::tuple<std::string, std::string, unsigned, std::string>, bool> seen;
+  std::vector<Finding> unique;
+  for (Finding& f : findings)
+    if (!seen[{f.rule, f.where.file, f.where.offset, f.message}]) {
+      seen[{f.rule, f.where.file, f.where.offset, f.message}] = true;
+      unique.push_back(std::move(f));
+    }
+  findings = std::move(unique);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opts;
+  std::string usageError;
+  switch (parseOptions(argc, argv, opts, usageError)) {
+    case Action::Help: llvm::outs() << kUsage; return 0;
+    case Action::Version: llvm::outs() << "devcopy " << DEVCOPY_VERSION << "\n"; return 0;
+    case Action::Error: return fail({{"", usageError}});
+    case Action::Analyze: break;
+  }
+  llvm::SmallString<256> cwdBuf;
+  llvm::sys::fs::current_path(cwdBuf);
+  std::string cwd(cwdBuf);
+  std::string root = opts.root.empty() ? findRoot(cwd) : opts.root;
+  if (!opts.root.empty()) {
+    llvm::SmallString<256> abs(opts.root);
+    llvm::sys::fs::make_absolute(abs);
+    llvm::sys::path::remove_dots(abs, true);
+    root = std::string(abs);
+  }
+
+  Results results;
+  TidyConfig config;
+  std::vector<TranslationUnit> units;
+  if (!loadTidyConfig(opts, config, results.errors) ||
+      !selectUnits(opts, cwd, units, results.errors) ||
+      !checkConfiguration(units, config, results.errors))
+    return fail(results.errors);
+  // Read the baseline before the long analysis, so a bad one fails fast.
+  std::optional<Baseline> baseline;
+  if (!opts.baseline.empty()) {
+    std::string error;
+    baseline = Baseline::read(opts.baseline, error);
+    if (!baseline) return fail({{opts.baseline, error}});
+  }
+
+  unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
+  bool progress = opts.progress && isatty(STDERR_FILENO);
+  results.findings = analyzeUnits(units, config, jobs, progress);
+  results.analyzed = unsigned(units.size());
+
+  SourceText sources;
+  locateAll(results.findings, sources);
+  splitCompileErrors(results.findings, results.errors, cwd);
+  dedupe(results.findings);
+  assignFingerprints(results.findings, sources, root);
+
+  if (opts.fix) {
+    unsigned fixed = applyFixes(results.findings, results.errors);
+    llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
+  }
+  if (!opts.writeBaseline.empty()) {
+    std::string error;
+    if (!Baseline::write(opts.writeBaseline, results.findings, root, error))
+      results.errors.push_back({opts.writeBaseline, error});
+    else
+      llvm::errs() << "devcopy: wrote " << results.findings.size() << " finding(s) to "
+                   << opts.writeBaseline << "\n";
+  }
+  if (baseline) results.baselined = baseline->removeKnown(results.findings);
+
+  std::error_code ec;
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (!opts.output.empty()) {
+    file = std::make_unique<llvm::raw_fd_ostream>(opts.output, ec);
+    if (ec)
+      return fail({{opts.output, "cannot write output '" + opts.output + "': " + ec.message()}});
+  }
+  llvm::raw_ostream& out = file ? static_cast<llvm::raw_ostream&>(*file) : llvm::outs();
+  if (opts.format == "sarif")
+    writeSarif(out, results, sources, root);
+  else if (opts.format == "json")
+    writeJson(out, results, root);
+  else
+    writeText(out, results, cwd);
+  out.flush();
+
+  llvm::errs() << "devcopy: " << results.findings.size()
+               << (baseline ? " new" : "") << " finding(s) in " << results.analyzed
+               << " translation unit(s)";
+  if (baseline) llvm::errs() << ", " << results.baselined << " in the baseline";
+  llvm::errs() << "\n";
+  if (!results.errors.empty()) return fail(results.errors);
+  if (!opts.writeBaseline.empty()) return 0;  // recording findings is the point
+  return results.findings.empty() ? 0 : 1;
+}

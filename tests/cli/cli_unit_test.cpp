@@ -1,0 +1,244 @@
+// Unit tests of the devcopy command's AST-free parts: fingerprints, the
+// baseline, option parsing and the text/JSON/SARIF writers.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "Baseline.h"
+#include "Fingerprint.h"
+#include "Options.h"
+#include "Output.h"
+#include "Sarif.h"
+#include "SourceText.h"
+#include "devcopy/rules_catalog.h"
+#include "llvm/Support/JSON.h"
+
+using namespace devcopy::cli;
+namespace json = llvm::json;
+
+namespace {
+
+std::string tempDir() {
+  static std::string dir = [] {
+    char tmpl[] = "/tmp/devcopy_cli_unitXXXXXX";
+    return std::string(mkdtemp(tmpl));
+  }();
+  return dir;
+}
+
+std::string writeFile(const std::string& name, const std::string& text) {
+  std::string path = tempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+Finding findingAt(const std::string& file, unsigned offset, const std::string& rule,
+                  SourceText& src) {
+  Finding f;
+  f.rule = rule;
+  f.level = "warning";
+  f.message = "copy discarded";
+  f.where.file = file;
+  f.where.offset = offset;
+  src.locate(f.where);
+  f.end = f.where;
+  return f;
+}
+
+std::string firstStaticRule() {
+  for (const auto& r : devcopy::rules::kAll)
+    if (r.kind == "static") return std::string(r.id);
+  return "devcopy-unknown";
+}
+
+}  // namespace
+
+TEST(Fingerprint, SurvivesLineShiftsAndReindentation) {
+  std::string file = writeFile("a.cpp", "void f() {\n  x.to(dev);\n}\n");
+  SourceText before;
+  std::vector<Finding> one{findingAt(file, 13, "devcopy-x", before)};
+  assignFingerprints(one, before, tempDir());
+  EXPECT_EQ(one[0].where.line, 2u);
+
+  writeFile("a.cpp", "// new comment\n\nvoid f() {\n      x.to( dev );\n}\n");
+  SourceText after;
+  std::vector<Finding> two{findingAt(file, 31, "devcopy-x", after)};
+  assignFingerprints(two, after, tempDir());
+  EXPECT_EQ(two[0].where.line, 4u);
+  EXPECT_EQ(one[0].fingerprint, two[0].fingerprint);
+
+  writeFile("a.cpp", "// new comment\n\nvoid f() {\n      x.to(other);\n}\n");
+  SourceText edited;
+  std::vector<Finding> three{findingAt(file, 31, "devcopy-x", edited)};
+  assignFingerprints(three, edited, tempDir());
+  EXPECT_NE(one[0].fingerprint, three[0].fingerprint);
+}
+
+TEST(Fingerprint, ChangesWithRuleTextAndCountsIdenticalLines) {
+  std::string file = writeFile("c.cpp", "x.to(dev);\nx.to(dev);\ny.to(dev);\n");
+  SourceText src;
+  std::vector<Finding> fs{findingAt(file, 0, "devcopy-x", src), findingAt(file, 11, "devcopy-x", src),
+                          findingAt(file, 22, "devcopy-x", src), findingAt(file, 0, "devcopy-y", src)};
+  assignFingerprints(fs, src, tempDir());
+  std::set<std::string> unique;
+  for (const Finding& f : fs) unique.insert(f.fingerprint);
+  EXPECT_EQ(unique.size(), 4u);
+  // Identical lines share the hash and differ by occurrence index.
+  auto hash = [](const std::string& fp) { return fp.substr(0, fp.find(':')); };
+  const Finding* first = nullptr;
+  const Finding* second = nullptr;
+  for (const Finding& f : fs)
+    if (f.rule == "devcopy-x" && f.where.line == 1) first = &f;
+    else if (f.rule == "devcopy-x" && f.where.line == 2) second = &f;
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(hash(first->fingerprint), hash(second->fingerprint));
+  EXPECT_NE(first->fingerprint, second->fingerprint);
+  EXPECT_EQ(normalizeLine("  a . to ( b );\t"), "a.to(b);");
+  EXPECT_EQ(stableHash(""), "cbf29ce484222325");  // FNV-1a offset basis: no seed, no drift
+}
+
+TEST(Baseline, HidesKnownFindingsAfterAShiftAndKeepsNewOnes) {
+  std::string v1 = writeFile("base.cpp", "void f() {\n  x.to(dev);\n}\n");
+  SourceText src1;
+  std::vector<Finding> old{findingAt(v1, 13, "devcopy-x", src1)};
+  assignFingerprints(old, src1, tempDir());
+  std::string error, path = tempDir() + "/baseline.json";
+  ASSERT_TRUE(Baseline::write(path, old, tempDir(), error)) << error;
+
+  writeFile("base.cpp", "#include <vector>\nvoid f() {\n  x.to(dev);\n  y.cuda();\n}\n");
+  SourceText src2;
+  std::vector<Finding> now{findingAt(v1, 31, "devcopy-x", src2),
+                           findingAt(v1, 44, "devcopy-x", src2)};
+  assignFingerprints(now, src2, tempDir());
+  auto baseline = Baseline::read(path, error);
+  ASSERT_TRUE(baseline) << error;
+  EXPECT_EQ(baseline->removeKnown(now), 1u);
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].where.line, 4u);
+}
+
+TEST(Baseline, BadFilesGiveOneLineErrorsNamingTheFile) {
+  std::string error;
+  EXPECT_FALSE(Baseline::read(tempDir() + "/missing.json", error));
+  EXPECT_NE(error.find("missing.json"), std::string::npos);
+  EXPECT_NE(error.find("--write-baseline"), std::string::npos);
+  for (const char* bad : {"{not json", "{\"version\": 7, \"entries\": []}",
+                          "{\"version\": 1, \"entries\": [{\"rule\": \"x\"}]}"}) {
+    std::string path = writeFile("bad.json", bad);
+    error.clear();
+    EXPECT_FALSE(Baseline::read(path, error)) << bad;
+    EXPECT_NE(error.find(path), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+}
+
+TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
+  const char* good[] = {"devcopy", "analyze", "-p", "build", "--format=sarif", "--jobs", "3",
+                        "--checks", "-*,devcopy-x", "--baseline", "b.json", "--fix", "src"};
+  Options o;
+  std::string error;
+  ASSERT_EQ(parseOptions(13, good, o, error), Action::Analyze) << error;
+  EXPECT_EQ(o.buildDir, "build");
+  EXPECT_EQ(o.format, "sarif");
+  EXPECT_EQ(o.jobs, 3u);
+  EXPECT_EQ(*o.checks, "-*,devcopy-x");
+  EXPECT_TRUE(o.fix);
+  EXPECT_EQ(o.paths, std::vector<std::string>{"src"});
+
+  std::vector<std::vector<const char*>> bad = {
+      {"devcopy"},
+      {"devcopy", "scan"},
+      {"devcopy", "analyze", "--frobnicate"},
+      {"devcopy", "analyze", "--jobs", "0"},
+      {"devcopy", "analyze", "--jobs", "two"},
+      {"devcopy", "analyze", "--format", "xml"},
+      {"devcopy", "analyze", "-p"},
+      {"devcopy", "analyze", "--baseline", "b", "--write-baseline", "b"}};
+  for (auto& argv : bad) {
+    Options opts;
+    error.clear();
+    EXPECT_EQ(parseOptions(int(argv.size()), argv.data(), opts, error), Action::Error)
+        << argv.back();
+    EXPECT_FALSE(error.empty());
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+  }
+}
+
+TEST(Writers, TextIsClangStyle) {
+  std::string file = writeFile("t.cpp", "int a;\nx.to(dev);\n");
+  SourceText src;
+  Results r;
+  r.findings.push_back(findingAt(file, 7, "devcopy-x", src));
+  Note n;
+  n.where.file = file;
+  n.where.offset = 0;
+  src.locate(n.where);
+  n.message = "moved here";
+  r.findings[0].notes.push_back(n);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeText(os, r, tempDir());
+  os.flush();
+  EXPECT_EQ(text, "t.cpp:2:1: warning: copy discarded [devcopy-x]\nt.cpp:1:1: note: moved here\n");
+}
+
+TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
+  std::string rule = firstStaticRule();
+  std::string file = writeFile("with space.cpp", "// é\n  /*é*/x.to(dev);\n");
+  SourceText src;
+  Results r;
+  Finding f = findingAt(file, 14, rule, src);  // after "  /*é*/": 8 bytes, 7 UTF-16 units
+  f.end.offset = 23;
+  src.locate(f.end);
+  Note n{f.where, "the loop"};
+  f.notes.push_back(n);
+  Edit e;
+  e.begin = f.where;
+  e.end = f.end;
+  e.length = 9;
+  e.text = "";
+  f.fixes.push_back(e);
+  r.findings.push_back(f);
+  assignFingerprints(r.findings, src, tempDir());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeSarif(os, r, src, tempDir());
+  os.flush();
+  auto doc = json::parse(text);
+  ASSERT_TRUE(bool(doc)) << llvm::toString(doc.takeError());
+  const json::Object* run = (*doc->getAsObject()->getArray("runs"))[0].getAsObject();
+  EXPECT_EQ(doc->getAsObject()->getString("version"), "2.1.0");
+  const json::Array* rules = run->getObject("tool")->getObject("driver")->getArray("rules");
+  unsigned statics = 0;
+  for (const auto& r : devcopy::rules::kAll) statics += r.kind == "static";
+  ASSERT_EQ(rules->size(), statics);
+  const json::Object* r0 = (*rules)[0].getAsObject();
+  EXPECT_EQ(r0->getString("id"), rule);
+  EXPECT_EQ(r0->getObject("help")->getString("markdown"),
+            std::string(devcopy::rules::find(rule)->help));
+  EXPECT_TRUE(r0->getObject("fullDescription")->getString("text"));
+  const json::Object* res = (*run->getArray("results"))[0].getAsObject();
+  EXPECT_EQ(res->getString("ruleId"), rule);
+  EXPECT_EQ(res->getInteger("ruleIndex"), 0);
+  const json::Object* loc = (*res->getArray("locations"))[0].getAsObject()->getObject("physicalLocation");
+  EXPECT_EQ(loc->getObject("artifactLocation")->getString("uri"), "with%20space.cpp");
+  EXPECT_EQ(loc->getObject("artifactLocation")->getString("uriBaseId"), "%SRCROOT%");
+  EXPECT_EQ(loc->getObject("region")->getInteger("startLine"), 2);
+  EXPECT_EQ(loc->getObject("region")->getInteger("startColumn"), 8);
+  EXPECT_EQ(loc->getObject("region")->getInteger("endColumn"), 17);
+  EXPECT_EQ(res->getObject("partialFingerprints")->getString(kFingerprintKey),
+            r.findings[0].fingerprint);
+  EXPECT_EQ((*res->getArray("relatedLocations"))[0].getAsObject()->getObject("message")->getString("text"),
+            "the loop");
+  EXPECT_TRUE(res->getArray("fixes"));
+}
+
+TEST(Writers, MarkdownSection) {
+  std::string page = "intro\n\n## What it flags\n\nA call.\nMore.\n\n## Why it costs\nBytes.\n";
+  EXPECT_EQ(markdownSection(page, "What it flags"), "A call.\nMore.");
+  EXPECT_EQ(markdownSection(page, "Why it costs"), "Bytes.");
+  EXPECT_EQ(markdownSection(page, "Bad"), "");
+}
