@@ -8,6 +8,7 @@ packages=(
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 llvm-19-tools
   libtorch-dev libgtest-dev
   libgrpc++-dev libabsl-dev neovim clangd-19  # devcopy-clangd: link, LSP test, latency bench
+  libicu72  # Microsoft's SARIF validator (a self-contained .NET binary) needs ICU
 )
 
 missing=()
@@ -23,3 +24,22 @@ if ((${#missing[@]})); then
 else
   echo "devcopy setup: all packages present"
 fi
+
+# Microsoft's SARIF validator for the devcopy command's tests: npm ships it as
+# a self-contained linux-x64 binary. Installed into the checkout (.cache/ is
+# ignored by git), pinned, skipped when already there.
+sarif_dir="$(cd "$(dirname "$0")/.." && pwd)/.cache/sarif-multitool"
+sarif_version=5.7.0
+if ! grep -qs "\"version\": \"$sarif_version\"" \
+    "$sarif_dir/node_modules/@microsoft/sarif-multitool/package.json"; then
+  if ! command -v npm >/dev/null; then
+    echo "devcopy setup: installing nodejs npm"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends nodejs npm
+  fi
+  echo "devcopy setup: installing @microsoft/sarif-multitool@$sarif_version"
+  npm install --prefix "$sarif_dir" --no-audit --no-fund "@microsoft/sarif-multitool@$sarif_version"
+fi
+# The package's postinstall only does this, and newer npm skips install scripts.
+chmod u+x "$sarif_dir"/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
