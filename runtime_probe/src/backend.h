@@ -1,0 +1,61 @@
+// Internal: what inspect() needs from each device kind. The host half lives
+// in src/host_backend.cpp; the CUDA half in cuda/ when Torch has CUDA, and
+// src/cuda_stub.cpp otherwise. No LibTorch types, so cuda/*.cu can include it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace devcopy::detail {
+
+/// The raw bytes of one storage.
+struct Span {
+  const unsigned char* data = nullptr;
+  std::int64_t nbytes = 0;
+  std::uint32_t itemsize = 1;
+};
+
+struct Print {
+  std::uint64_t hash = 0;
+  bool constant = false;  // every element equal: never a copy
+  bool known = false;     // set by inspect() for the storages it hashed
+};
+
+// Host memory: chunks hashed with at::parallel_for, exact comparison memcmp.
+std::vector<Print> fingerprint_host(const std::vector<Span>& spans);
+bool equal_host(const Span& a, const Span& b);
+
+// CUDA memory. Every function is callable without CUDA (stubs answer
+// "unknown"), so inspect() needs no #ifdef.
+bool cuda_compiled();
+/// Fingerprints spans that all live on CUDA device `device`, in a few kernel
+/// launches on the current stream, with O(spans) bytes of device memory.
+std::vector<Print> fingerprint_cuda(int device, const std::vector<Span>& spans);
+/// Exact comparison; `device` -1 means host memory. Bytes move in bounded
+/// chunks through a staging buffer, never whole tensors.
+bool equal_cuda(const Span& a, int device_a, const Span& b, int device_b);
+
+struct Block {
+  std::uint64_t address = 0;
+  std::int64_t size = 0;
+  bool allocated = false;
+  std::vector<std::string> context;  // allocation stack, when history is recorded
+};
+
+struct AllocatorState {
+  bool known = false;
+  std::int64_t allocated = 0;
+  std::int64_t reserved = 0;
+  std::int64_t largest_free = 0;
+  std::vector<Block> blocks;  // every block of the device, in address order
+};
+
+/// The caching allocator's view of `device`; blocks only when `with_blocks`.
+AllocatorState cuda_allocator_state(int device, bool with_blocks);
+/// CUDA devices, 0 without CUDA.
+int cuda_device_count();
+/// Driver free memory plus reserved-but-unused; -1 without CUDA.
+std::int64_t cuda_available_memory(int device);
+
+}  // namespace devcopy::detail

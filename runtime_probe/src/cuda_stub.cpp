@@ -1,0 +1,23 @@
+// The CUDA half of backend.h for LibTorch builds without CUDA.
+#include "backend.h"
+
+#if !DEVCOPY_HAS_CUDA
+
+#include <stdexcept>
+
+namespace devcopy::detail {
+
+bool cuda_compiled() { return false; }
+std::vector<Print> fingerprint_cuda(int, const std::vector<Span>&) {
+  throw std::logic_error("devcopy: built without CUDA, cannot read CUDA memory");
+}
+bool equal_cuda(const Span&, int, const Span&, int) {
+  throw std::logic_error("devcopy: built without CUDA, cannot read CUDA memory");
+}
+AllocatorState cuda_allocator_state(int, bool) { return {}; }
+int cuda_device_count() { return 0; }
+std::int64_t cuda_available_memory(int) { return -1; }
+
+}  // namespace devcopy::detail
+
+#endif
