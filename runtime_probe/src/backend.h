@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ struct Block {
   std::uint64_t address = 0;
   std::int64_t size = 0;
   bool allocated = false;
-  std::vector<std::string> context;  // allocation stack, when history is recorded
+  std::shared_ptr<void> context;  // the allocator's record of the allocation site, if any
 };
 
 struct AllocatorState {
@@ -53,6 +54,9 @@ struct AllocatorState {
 
 /// The caching allocator's view of `device`; blocks only when `with_blocks`.
 AllocatorState cuda_allocator_state(int device, bool with_blocks);
+/// The allocation stack of `block`, one frame a line; empty unless history is
+/// recorded (LibTorch 2.x). Symbolizing is slow: call it for reported blocks only.
+std::vector<std::string> cuda_block_context(const Block& block);
 /// CUDA devices, 0 without CUDA.
 int cuda_device_count();
 /// Driver free memory plus reserved-but-unused; -1 without CUDA.

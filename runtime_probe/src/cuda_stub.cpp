@@ -15,6 +15,7 @@ bool equal_cuda(const Span&, int, const Span&, int) {
   throw std::logic_error("devcopy: built without CUDA, cannot read CUDA memory");
 }
 AllocatorState cuda_allocator_state(int, bool) { return {}; }
+std::vector<std::string> cuda_block_context(const Block&) { return {}; }
 int cuda_device_count() { return 0; }
 std::int64_t cuda_available_memory(int) { return -1; }
 

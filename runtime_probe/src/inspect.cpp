@@ -140,13 +140,14 @@ void unreachable(const std::vector<Storage>& st, int slot, const detail::Allocat
   std::sort(lost.begin(), lost.end(), [](auto* x, auto* y) { return x->size > y->size; });
   for (std::size_t i = 0; i < lost.size() && i < static_cast<std::size_t>(o.block_details); ++i) {
     f.details.push_back("block of " + format_bytes(lost[i]->size) + " at " + hex(lost[i]->address));
-    for (const std::string& frame : lost[i]->context) f.details.push_back("  " + frame);
+    const std::vector<std::string> context = detail::cuda_block_context(*lost[i]);
+    for (const std::string& frame : context) f.details.push_back("  " + frame);
+    if (context.empty() && i == 0)
+      f.details.push_back("  (record allocation history, c10::cuda::CUDACachingAllocator::"
+                          "recordHistory, to see where these blocks were allocated)");
   }
   if (lost.size() > static_cast<std::size_t>(o.block_details))
     f.details.push_back("... and " + std::to_string(lost.size() - o.block_details) + " more blocks");
-  if (!a.blocks.empty() && lost.front()->context.empty())
-    f.details.push_back("record allocation history (c10::cuda::CUDACachingAllocator::recordHistory"
-                        ") to see where these blocks were allocated");
   report.add(std::move(f));
 }
 
