@@ -1,0 +1,197 @@
+-- End-to-end test of devcopy-clangd through Neovim's built-in LSP client:
+-- open a fixture, check every devcopy diagnostic against the fixture's caret
+-- annotations, apply one diagnostic's quick fix, check that it is gone.
+--
+--   nvim --headless -u NONE -c 'luafile lsp_test.lua'
+--
+-- Environment: DEVCOPY_CLANGD (server), DEVCOPY_LSP_FILE (fixture),
+-- DEVCOPY_LSP_CDB (directory holding compile_commands.json), optional
+-- DEVCOPY_LSP_MUTATE=range|missing (corrupt the expectations: the test must
+-- then fail; ctest checks that it does, so the assertions are known to bite).
+--
+-- Annotations: a comment line whose carets sit under the reported range of
+-- the line above it, then the check name, and `fix` for the one to apply:
+--     x.to(device);
+--   //^^^^^^^^^^^^ devcopy-discarded-copy fix
+-- Diagnostics whose code starts with `devcopy-` must match the annotations
+-- exactly (no missing, no extra, same ranges); others are ignored.
+
+local TIMEOUT_MS = 60000
+local failures = 0
+
+local function log(msg) io.stdout:write(msg .. '\n'); io.stdout:flush() end
+local function fail(msg) failures = failures + 1; log('FAIL: ' .. msg) end
+
+local function env(name, default)
+  local v = os.getenv(name)
+  if v == nil or v == '' then
+    if default ~= nil then return default end
+    error('lsp_test: environment variable ' .. name .. ' is not set')
+  end
+  return v
+end
+
+-- 0-based LSP range as "line:col-line:col" in 1-based editor coordinates.
+local function fmt_range(r)
+  return string.format('%d:%d-%d:%d', r.start.line + 1, r.start.character + 1,
+                       r['end'].line + 1, r['end'].character + 1)
+end
+
+local function key(code, range) return code .. ' @ ' .. fmt_range(range) end
+
+-- Reads the caret annotations from the buffer's lines.
+local function expectations(lines)
+  local out = {}
+  for i, text in ipairs(lines) do
+    local lead, carets, code, rest = text:match('^(%s*//%s*)(%^+)%s+(devcopy%-[%w%-]+)(.*)$')
+    if lead then
+      assert(i > 1, 'annotation on the first line has no code line above it')
+      local col = #lead -- 0-based column of the first caret
+      out[#out + 1] = {
+        code = code,
+        fix = rest:match('%f[%w]fix%f[%W]') ~= nil,
+        range = { start = { line = i - 2, character = col },
+                  ['end'] = { line = i - 2, character = col + #carets } },
+      }
+    end
+  end
+  return out
+end
+
+local function mutate(expected, how)
+  if how == 'range' then
+    local r = expected[1].range
+    r['end'] = { line = r['end'].line, character = r['end'].character + 1 }
+  elseif how == 'missing' then
+    table.insert(expected, { code = 'devcopy-not-a-check', fix = false,
+      range = expected[1].range })
+  elseif how ~= '' then
+    error('lsp_test: unknown DEVCOPY_LSP_MUTATE=' .. how)
+  end
+end
+
+-- Compares devcopy diagnostics with the expectations as multisets.
+local function compare(what, expected, diags)
+  local want, got = {}, {}
+  for _, e in ipairs(expected) do local k = key(e.code, e.range); want[k] = (want[k] or 0) + 1 end
+  for _, d in ipairs(diags) do
+    if type(d.code) == 'string' and d.code:match('^devcopy%-') then
+      local k = key(d.code, d.range); got[k] = (got[k] or 0) + 1
+    end
+  end
+  for k, n in pairs(want) do
+    if (got[k] or 0) < n then fail(what .. ': missing diagnostic ' .. k) end
+  end
+  for k, n in pairs(got) do
+    if (want[k] or 0) < n then fail(what .. ': unexpected diagnostic ' .. k) end
+  end
+end
+
+local function run()
+  local server = env('DEVCOPY_CLANGD')
+  local file = env('DEVCOPY_LSP_FILE')
+  local cdb = env('DEVCOPY_LSP_CDB')
+
+  -- Latest publishDiagnostics per document version.
+  local published = {}
+  local client_id = vim.lsp.start_client({
+    name = 'devcopy-clangd',
+    cmd = { server, '--compile-commands-dir=' .. cdb, '--background-index=false',
+            '--log=error' },
+    root_dir = vim.fn.fnamemodify(file, ':h'),
+    handlers = {
+      ['textDocument/publishDiagnostics'] = function(_, result)
+        published[result.version or -1] = result.diagnostics
+      end,
+    },
+  })
+  assert(client_id, 'could not start ' .. server)
+
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local bufnr = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(bufnr, client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+
+  local function diagnostics_for_current_version(what)
+    -- The version is known once the client has sent didOpen/didChange.
+    local function current()
+      local version = vim.lsp.util.buf_versions[bufnr]
+      return version and published[version]
+    end
+    if not vim.wait(TIMEOUT_MS, function() return current() ~= nil end, 20) then
+      error(what .. ': no publishDiagnostics for the buffer version '
+            .. tostring(vim.lsp.util.buf_versions[bufnr]) .. ' within ' .. TIMEOUT_MS .. ' ms')
+    end
+    return current()
+  end
+
+  local expected = expectations(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+  assert(#expected > 0, 'the fixture has no annotations')
+  mutate(expected, env('DEVCOPY_LSP_MUTATE', ''))
+
+  local diags = diagnostics_for_current_version('after open')
+  log(string.format('after open: %d diagnostics', #diags))
+  for _, d in ipairs(diags) do log('  ' .. key(tostring(d.code), d.range) .. ': ' .. d.message) end
+  compare('after open', expected, diags)
+
+  -- The diagnostic to fix: the first annotation marked `fix`.
+  local target
+  for _, e in ipairs(expected) do if e.fix then target = e; break end end
+  assert(target, 'no annotation is marked fix')
+  local diag
+  for _, d in ipairs(diags) do
+    if d.code == target.code and vim.deep_equal(d.range, target.range) then diag = d end
+  end
+  if not diag then
+    fail('the diagnostic to fix was not published: ' .. key(target.code, target.range))
+    return
+  end
+
+  local reply, err = client.request_sync('textDocument/codeAction', {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = diag.range,
+    context = { diagnostics = { diag }, only = { 'quickfix' } },
+  }, TIMEOUT_MS, bufnr)
+  if not reply or reply.err then
+    error('codeAction failed: ' .. vim.inspect(err or reply.err))
+  end
+  local action
+  for _, a in ipairs(reply.result or {}) do
+    if a.edit and a.kind == 'quickfix' then action = a; break end
+  end
+  if not action then
+    fail('no quick fix offered for ' .. key(target.code, target.range))
+    return
+  end
+  log('applying: ' .. action.title)
+  vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+
+  local fixed_line = vim.api.nvim_buf_get_lines(bufnr, target.range.start.line,
+                                                 target.range.start.line + 1, false)[1]
+  log('fixed line: ' .. fixed_line)
+  local after = diagnostics_for_current_version('after the fix')
+  log(string.format('after the fix: %d diagnostics', #after))
+  for _, d in ipairs(after) do log('  ' .. key(tostring(d.code), d.range) .. ': ' .. d.message) end
+  -- Every other finding stays; the fixed one is gone. A fix-it edits within
+  -- its line, so the others keep their ranges.
+  local rest = {}
+  for _, e in ipairs(expected) do if e ~= target then rest[#rest + 1] = e end end
+  compare('after the fix', rest, after)
+  for _, d in ipairs(after) do
+    if d.code == target.code and d.range.start.line == target.range.start.line then
+      fail('the fixed diagnostic is still there: ' .. key(d.code, d.range))
+    end
+  end
+
+  client.stop()
+end
+
+local ok, err = pcall(run)
+if not ok then fail(tostring(err)) end
+if failures == 0 then
+  log('PASS')
+  vim.cmd('qall!')
+else
+  log(string.format('%d failure(s)', failures))
+  vim.cmd('cquit 1')
+end
