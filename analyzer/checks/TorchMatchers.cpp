@@ -1,0 +1,400 @@
+#include "TorchMatchers.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace clang::tidy::devcopy {
+
+namespace {
+
+/// True when \p DC is exactly the namespace path \p Path (outermost first),
+/// skipping inline namespaces.
+bool isNamespacePath(const DeclContext *DC, llvm::ArrayRef<llvm::StringRef> Path) {
+  for (auto It = Path.rbegin(); It != Path.rend(); ++It) {
+    while (DC && DC->isInlineNamespace())
+      DC = DC->getParent();
+    const auto *NS = llvm::dyn_cast_or_null<NamespaceDecl>(DC);
+    if (!NS || !NS->getIdentifier() || NS->getName() != *It)
+      return false;
+    DC = NS->getParent();
+  }
+  while (DC && DC->isInlineNamespace())
+    DC = DC->getParent();
+  return DC && DC->isTranslationUnit();
+}
+
+bool isNamed(const NamedDecl *D, llvm::StringRef Name,
+             llvm::ArrayRef<llvm::StringRef> Namespace) {
+  return D && D->getIdentifier() && D->getName() == Name &&
+         isNamespacePath(D->getDeclContext(), Namespace);
+}
+
+/// \p RD or one of its bases satisfies \p Is. Dependent bases are skipped.
+template <typename Pred> bool isSameOrDerived(const CXXRecordDecl *RD, Pred Is, int Depth = 0) {
+  if (!RD || Depth > 16)
+    return false;
+  if (Is(RD))
+    return true;
+  RD = RD->getDefinition();
+  if (!RD)
+    return false;
+  for (const CXXBaseSpecifier &B : RD->bases())
+    if (isSameOrDerived(B.getType()->getAsCXXRecordDecl(), Is, Depth + 1))
+      return true;
+  return false;
+}
+
+const CXXRecordDecl *recordOf(QualType T) {
+  if (T.isNull())
+    return nullptr;
+  T = T.getNonReferenceType();
+  if (const auto *PT = T->getAs<PointerType>())
+    T = PT->getPointeeType();
+  return T->getAsCXXRecordDecl();
+}
+
+/// The record type an expression evaluates to (value, reference or pointer).
+const CXXRecordDecl *recordOfType(QualType T) { return recordOf(T); }
+
+bool typeNamed(QualType T, llvm::StringRef Name) {
+  if (T.isNull())
+    return false;
+  T = T.getNonReferenceType().getCanonicalType();
+  if (const auto *TD = T->getAsTagDecl())
+    return TD->getIdentifier() && TD->getName() == Name;
+  return false;
+}
+
+/// c10::optional<X> -> X, so optional parameters read like plain ones.
+QualType unwrapOptional(QualType T) {
+  T = T.getNonReferenceType();
+  if (const auto *Spec = llvm::dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+          T->getAsCXXRecordDecl()))
+    if (Spec->getName() == "optional" && Spec->getTemplateArgs().size() == 1)
+      return Spec->getTemplateArgs()[0].getAsType();
+  return T;
+}
+
+AST_MATCHER(CXXRecordDecl, isTensorClass) { return isTensorRecord(&Node); }
+AST_MATCHER(CXXRecordDecl, isModuleClass) { return isModuleRecord(&Node); }
+AST_MATCHER(Expr, hasTensorType) { return isTensorType(Node.getType()); }
+
+AST_MATCHER(FunctionDecl, isTensorFactory) {
+  if (!Node.getIdentifier())
+    return false;
+  llvm::StringRef Name = Node.getName();
+  bool Known = llvm::StringSwitch<bool>(Name)
+                   .Cases("zeros", "ones", "empty", "full", "rand", "randn", true)
+                   .Cases("randint", "randperm", "arange", "linspace", "logspace", true)
+                   .Cases("eye", "tensor", "empty_strided", "range", true)
+                   .Default(Name.ends_with("_like"));
+  return Known && (isNamespacePath(Node.getDeclContext(), {"torch"}) ||
+                   isNamespacePath(Node.getDeclContext(), {"at"}));
+}
+
+} // namespace
+
+bool isTensorRecord(const CXXRecordDecl *RD) {
+  return isSameOrDerived(RD, [](const CXXRecordDecl *R) {
+    return isNamed(R, "TensorBase", {"at"}) || isNamed(R, "Tensor", {"at"});
+  });
+}
+
+bool isModuleRecord(const CXXRecordDecl *RD) {
+  return isSameOrDerived(RD, [](const CXXRecordDecl *R) {
+    return isNamed(R, "Module", {"torch", "nn"});
+  });
+}
+
+bool isTensorType(QualType T) { return isTensorRecord(recordOfType(T)); }
+bool isModuleType(QualType T) { return isModuleRecord(recordOfType(T)); }
+
+namespace matchers {
+
+const char *const CopyingMethods[] = {"to",         "cpu",        "cuda",   "clone",
+                                      "contiguous", "pin_memory", "toType", "type_as"};
+
+ast_matchers::internal::Matcher<CXXRecordDecl> tensorRecord() { return isTensorClass(); }
+ast_matchers::internal::Matcher<CXXRecordDecl> moduleRecord() { return isModuleClass(); }
+ast_matchers::internal::Matcher<Expr> tensorExpr() { return hasTensorType(); }
+
+ast_matchers::internal::Matcher<Expr> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names,
+                                         llvm::StringRef Id) {
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(isTensorClass()))),
+                           on(expr().bind((Id + ".recv").str())))
+      .bind(Id);
+}
+
+ast_matchers::internal::Matcher<Expr> copyCall(llvm::StringRef Id) {
+  std::vector<llvm::StringRef> N(std::begin(CopyingMethods), std::end(CopyingMethods));
+  return tensorMethodCall(N, Id);
+}
+
+ast_matchers::internal::Matcher<Expr> moduleToCall(llvm::StringRef Id) {
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasName("to"), ofClass(isModuleClass()))),
+                           on(expr().bind((Id + ".recv").str())))
+      .bind(Id);
+}
+
+ast_matchers::internal::Matcher<Expr> factoryCall(llvm::StringRef Id) {
+  return callExpr(callee(functionDecl(isTensorFactory()))).bind(Id);
+}
+
+} // namespace matchers
+
+const Expr *ignoreConversions(const Expr *E) {
+  while (E) {
+    const Expr *Prev = E;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *M = llvm::dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr();
+    else if (const auto *B = llvm::dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr();
+    else if (const auto *C = llvm::dyn_cast<ExprWithCleanups>(E))
+      E = C->getSubExpr();
+    else if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E);
+             CE && !llvm::isa<CXXTemporaryObjectExpr>(CE) && CE->getNumArgs() >= 1 &&
+             !llvm::isa<CXXDefaultArgExpr>(CE->getArg(0)) &&
+             (CE->getNumArgs() == 1 || llvm::isa<CXXDefaultArgExpr>(CE->getArg(1))))
+      // Implicit conversions (Device from DeviceType, TensorOptions from
+      // Device, optional<T> from T) and copies: the argument is what was written.
+      E = CE->getArg(0);
+    if (E == Prev)
+      return E;
+  }
+  return E;
+}
+
+std::string sourceText(const Expr *E, const ASTContext &Ctx) {
+  if (!E)
+    return "";
+  const SourceManager &SM = Ctx.getSourceManager();
+  CharSourceRange R = SM.getExpansionRange(E->getSourceRange());
+  return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
+}
+
+DeviceKind classifyDevice(const Expr *E) {
+  for (int Depth = 0; E && Depth < 8; ++Depth) {
+    E = ignoreConversions(E);
+    if (const auto *S = llvm::dyn_cast<StringLiteral>(E)) {
+      llvm::StringRef V = S->getBytes();
+      if (V.starts_with("cpu"))
+        return DeviceKind::CPU;
+      return V.starts_with("cuda") ? DeviceKind::CUDA : DeviceKind::Other;
+    }
+    if (const auto *FC = llvm::dyn_cast<CXXFunctionalCastExpr>(E)) {
+      E = FC->getSubExpr();
+      continue;
+    }
+    if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E)) {
+      // torch::Device(torch::kCUDA, 0), TensorOptions(kCUDA): the first
+      // argument names the backend.
+      if (CE->getNumArgs() == 0)
+        return DeviceKind::Runtime;
+      E = CE->getArg(0);
+      continue;
+    }
+    if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
+      // TensorOptions().dtype(kHalf).device(d): find the .device(...) link.
+      const auto *MD = MC->getMethodDecl();
+      if (!MD || !MD->getIdentifier() || !typeNamed(MC->getType(), "TensorOptions"))
+        return DeviceKind::Runtime;
+      if (MD->getName() == "device" && MC->getNumArgs() >= 1) {
+        E = MC->getArg(0);
+        continue;
+      }
+      E = MC->getImplicitObjectArgument();
+      continue;
+    }
+    if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
+      const ValueDecl *D = DRE->getDecl();
+      if (const auto *EC = llvm::dyn_cast<EnumConstantDecl>(D)) {
+        const auto *Enum = llvm::dyn_cast<EnumDecl>(EC->getDeclContext());
+        if (!Enum || !Enum->getIdentifier() || Enum->getName() != "DeviceType")
+          return DeviceKind::Runtime;
+        if (EC->getName() == "CPU")
+          return DeviceKind::CPU;
+        return EC->getName() == "CUDA" ? DeviceKind::CUDA : DeviceKind::Other;
+      }
+      const auto *VD = llvm::dyn_cast<VarDecl>(D);
+      // Constants (torch::kCUDA, or a user's `const auto dev = torch::kCPU`)
+      // are followed to their initialiser; anything else is a runtime value.
+      if (VD && VD->getType().isConstQualified() && VD->getInit()) {
+        E = VD->getInit();
+        continue;
+      }
+      return DeviceKind::Runtime;
+    }
+    return DeviceKind::Runtime;
+  }
+  return DeviceKind::Runtime;
+}
+
+std::string CopyTarget::deviceKey() const {
+  switch (Device) {
+  case DeviceKind::None:
+    return "";
+  case DeviceKind::CPU:
+    return "cpu";
+  case DeviceKind::CUDA:
+    return "cuda";
+  default:
+    return DeviceText;
+  }
+}
+
+namespace {
+/// Reads a TensorOptions-typed argument: .device(...) and .dtype(...) links,
+/// or the single value it was converted from.
+void readOptions(const Expr *Arg, CopyTarget &T, const ASTContext &Ctx) {
+  const Expr *E = ignoreConversions(Arg);
+  for (int Depth = 0; E && Depth < 8; ++Depth) {
+    const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
+    const auto *MD = MC ? MC->getMethodDecl() : nullptr;
+    if (!MD || !MD->getIdentifier() || !typeNamed(MC->getType(), "TensorOptions"))
+      break;
+    if (MD->getName() == "device" && MC->getNumArgs() >= 1) {
+      T.Device = classifyDevice(MC->getArg(0));
+      T.DeviceText = sourceText(ignoreConversions(MC->getArg(0)), Ctx);
+    } else if (MD->getName() == "dtype" && MC->getNumArgs() >= 1) {
+      T.DTypeText = sourceText(ignoreConversions(MC->getArg(0)), Ctx);
+    }
+    E = ignoreConversions(MC->getImplicitObjectArgument());
+  }
+  if (!E || T.changesDevice() || T.changesDType())
+    return;
+  if (typeNamed(E->getType(), "ScalarType") || typeNamed(E->getType(), "TypeMeta")) {
+    T.DTypeText = sourceText(E, Ctx);
+  } else if (!(llvm::isa<CXXConstructExpr>(E) &&
+               llvm::cast<CXXConstructExpr>(E)->getNumArgs() == 0)) {
+    T.Device = classifyDevice(E);
+    T.DeviceText = sourceText(E, Ctx);
+  }
+}
+
+bool isTrue(const Expr *E, const ASTContext &Ctx) {
+  if (!E || E->isValueDependent())
+    return false;
+  bool V = false;
+  return E->EvaluateAsBooleanCondition(V, Ctx) && V;
+}
+} // namespace
+
+CopyTarget describeCopy(const CXXMemberCallExpr &Call, const ASTContext &Ctx) {
+  CopyTarget T;
+  const CXXMethodDecl *MD = Call.getMethodDecl();
+  if (!MD || !MD->getIdentifier())
+    return T;
+  T.Method = MD->getName().str();
+  if (T.Method == "cpu") {
+    T.Device = DeviceKind::CPU;
+    T.DeviceText = "kCPU";
+  } else if (T.Method == "cuda") {
+    T.Device = DeviceKind::CUDA;
+    T.DeviceText = "kCUDA";
+  } else if (T.Method == "clone") {
+    T.AlwaysCopies = true;
+  } else if (T.Method == "toType" && Call.getNumArgs() >= 1) {
+    T.DTypeText = sourceText(ignoreConversions(Call.getArg(0)), Ctx);
+  } else if (T.Method == "type_as" && Call.getNumArgs() >= 1) {
+    T.LikeOther = true;
+    T.OtherText = sourceText(ignoreConversions(Call.getArg(0)), Ctx);
+  } else if (T.Method == "to") {
+    for (unsigned I = 0, N = std::min(Call.getNumArgs(), MD->getNumParams()); I < N; ++I) {
+      const Expr *Arg = Call.getArg(I);
+      if (llvm::isa<CXXDefaultArgExpr>(Arg))
+        continue;
+      const ParmVarDecl *P = MD->getParamDecl(I);
+      QualType PT = unwrapOptional(P->getType());
+      llvm::StringRef PName = P->getIdentifier() ? P->getName() : "";
+      if (PName == "non_blocking") {
+        T.NonBlocking = isTrue(Arg, Ctx);
+      } else if (PName == "copy") {
+        T.AlwaysCopies = isTrue(Arg, Ctx);
+      } else if (typeNamed(PT, "TensorOptions")) {
+        readOptions(Arg, T, Ctx);
+      } else if (typeNamed(PT, "Device")) {
+        T.Device = classifyDevice(Arg);
+        T.DeviceText = sourceText(ignoreConversions(Arg), Ctx);
+      } else if (typeNamed(PT, "ScalarType") || typeNamed(PT, "TypeMeta")) {
+        T.DTypeText = sourceText(ignoreConversions(Arg), Ctx);
+      } else if (isTensorType(PT)) {
+        T.LikeOther = true;
+        T.OtherText = sourceText(ignoreConversions(Arg), Ctx);
+      }
+    }
+  }
+  return T;
+}
+
+CopyTarget describeOptions(const Expr *Options, const ASTContext &Ctx) {
+  CopyTarget T;
+  if (Options)
+    readOptions(Options, T, Ctx);
+  return T;
+}
+
+std::string describeDevice(const CopyTarget &T) {
+  switch (T.Device) {
+  case DeviceKind::CPU:
+    return "the CPU";
+  case DeviceKind::CUDA:
+    return "CUDA";
+  case DeviceKind::None:
+    return "the same device";
+  default:
+    return "'" + T.DeviceText + "'";
+  }
+}
+
+std::string describeDestination(const CopyTarget &T) {
+  std::string S;
+  if (T.LikeOther)
+    S = "to the device and dtype of '" + T.OtherText + "'";
+  else if (T.changesDevice())
+    S = "to " + describeDevice(T);
+  else if (T.Method == "pin_memory")
+    S = "into pinned host memory";
+  else if (T.Method == "contiguous")
+    S = "into a contiguous tensor";
+  else if (!T.changesDType())
+    S = "into a new tensor";
+  if (T.changesDType())
+    S += (S.empty() ? "to " : " as ") + T.DTypeText;
+  return S;
+}
+
+std::string receiverName(const Expr *Recv, const ASTContext &Ctx) {
+  const Expr *E = ignoreConversions(Recv);
+  if (const auto *DRE = llvm::dyn_cast_or_null<DeclRefExpr>(E))
+    return DRE->getDecl()->getNameAsString();
+  if (const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(E))
+    return ME->getMemberDecl()->getNameAsString();
+  std::string Text = sourceText(E, Ctx);
+  if (Text.size() > 40)
+    Text = Text.substr(0, 37) + "...";
+  return Text;
+}
+
+const Expr *assignableReceiver(const Expr *Recv, const ASTContext &Ctx) {
+  const Expr *E = Recv ? Recv->IgnoreParenImpCasts() : nullptr;
+  if (!E || !isTensorType(E->getType()) || E->getType()->isPointerType())
+    return nullptr;
+  bool Named = false;
+  if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E))
+    Named = llvm::isa<VarDecl>(DRE->getDecl());
+  else if (const auto *ME = llvm::dyn_cast<MemberExpr>(E))
+    Named = llvm::isa<FieldDecl>(ME->getMemberDecl());
+  if (!Named || E->getType().isConstQualified() || E->getBeginLoc().isMacroID())
+    return nullptr;
+  return E->isModifiableLvalue(const_cast<ASTContext &>(Ctx)) == Expr::MLV_Valid ? E : nullptr;
+}
+
+unsigned writtenArgs(const CallExpr &Call) {
+  unsigned N = 0;
+  for (const Expr *A : Call.arguments())
+    N += !llvm::isa<CXXDefaultArgExpr>(A);
+  return N;
+}
+
+} // namespace clang::tidy::devcopy
