@@ -6,6 +6,7 @@
 //   ASSERT_NO_UNREACHABLE_ALLOCATION(model, devcopy::InspectOptions().root("opt", opt));
 //   EXPECT_NO_PROBE_FINDINGS(model);           // any rule
 //   EXPECT_CLEAN_REPORT(report);               // a Report you already have
+//   EXPECT_NO_DISCARDED_COPIES(step(model, batch));  // runs it under a CopyObserver
 //
 // DEVCOPY_PROBE is honoured as by check(), with fail as the default under
 // test: off passes without inspecting, warn prints the report and passes.
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "devcopy/copy_observer.h"
 #include "devcopy/mode.h"
 #include "devcopy/probe.h"
 
@@ -87,6 +89,24 @@ inline ::testing::AssertionResult CleanReport(const char* e, const Report& r) {
   return verdict(e, {}, r, assertion_mode());
 }
 
+/// Runs `body` under a CopyObserver (not at all observed when off) and gives
+/// the verdict on its discarded copies.
+template <class F>
+::testing::AssertionResult NoDiscardedCopies(const char* expr, F&& body) {
+  const Mode mode = assertion_mode();
+  if (mode == Mode::off) {
+    body();
+    return ::testing::AssertionSuccess();
+  }
+  Report report;
+  {
+    CopyObserver observer;
+    body();
+    report = observer.report();
+  }
+  return verdict(expr, rules::kDiscardedCopy, report, mode);
+}
+
 }  // namespace devcopy::testing
 
 // One or two arguments: (module) or (module, options).
@@ -111,3 +131,10 @@ inline ::testing::AssertionResult CleanReport(const char* e, const Report& r) {
   EXPECT_PRED_FORMAT1(::devcopy::testing::CleanReport, report)
 #define ASSERT_CLEAN_REPORT(report) \
   ASSERT_PRED_FORMAT1(::devcopy::testing::CleanReport, report)
+// A statement (commas allowed), run under a CopyObserver.
+#define EXPECT_NO_DISCARDED_COPIES(...)                                                 \
+  GTEST_ASSERT_(::devcopy::testing::NoDiscardedCopies(#__VA_ARGS__, [&] { __VA_ARGS__; }), \
+                GTEST_NONFATAL_FAILURE_)
+#define ASSERT_NO_DISCARDED_COPIES(...)                                                 \
+  GTEST_ASSERT_(::devcopy::testing::NoDiscardedCopies(#__VA_ARGS__, [&] { __VA_ARGS__; }), \
+                GTEST_FATAL_FAILURE_)
