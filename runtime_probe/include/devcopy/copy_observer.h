@@ -1,0 +1,76 @@
+// CopyObserver: watches every tensor copy made while it lives, on every
+// thread (the autograd engine's included), and reports the waste:
+//
+//   devcopy::CopyObserver observer;
+//   model->forward(x);
+//   std::cout << observer.report();   // discarded copies, syncs, routes
+//
+// It sits on LibTorch's global RecordFunction callbacks. It keeps only weak
+// references to tensors, so it changes no lifetime; when the last observer is
+// destroyed its callback is removed and LibTorch runs exactly as before.
+//
+// Rules reported (pages in rules/): discarded-copy, ineffective-non-blocking,
+// stale-after-move. The report also holds copies by route and dtype, and the
+// number of device-to-host synchronisations.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "devcopy/report.h"
+
+namespace at {
+class Tensor;
+}
+namespace torch::nn {
+class Module;
+}
+
+namespace devcopy {
+
+class CopyObserver {
+ public:
+  /// Starts observing. Observers may nest or overlap (on any threads): each
+  /// reports what happened during its own lifetime.
+  CopyObserver();
+  ~CopyObserver();
+  CopyObserver(const CopyObserver&) = delete;
+  CopyObserver& operator=(const CopyObserver&) = delete;
+
+  /// What was seen so far. Copies whose result is still alive are not
+  /// findings (yet); a stale-after-move finding is reported while the old
+  /// storage is still alive at the time of the call.
+  Report report() const;
+
+  /// Names the parameters and buffers of `module` ("layers.3.weight") in
+  /// findings about them. Optional: without it tensors are described by
+  /// dtype and shape. Keeps only weak references.
+  void watch(const torch::nn::Module& module, const std::string& prefix = "");
+
+  struct State;  // internal
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// Attributes the copies made on this thread while it lives to `name`
+/// (a module path such as "layers.3"). RecordFunction user scopes
+/// (RECORD_USER_SCOPE) are used the same way. Costs a few nanoseconds when no
+/// observer is active.
+class ModuleScope {
+ public:
+  explicit ModuleScope(std::string name);
+  ~ModuleScope();
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  std::string name_;
+};
+
+/// Declares that the result of a copy was read outside LibTorch's operators
+/// (through data_ptr() or an accessor), which the observer cannot see: the
+/// copy is then never reported as discarded.
+void mark_read(const at::Tensor& tensor);
+
+}  // namespace devcopy

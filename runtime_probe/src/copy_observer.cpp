@@ -1,0 +1,318 @@
+// CopyObserver: a global RecordFunction callback that sees every op on every
+// thread. Per op it only pushes a frame on a thread-local stack and compares
+// the op name; the bookkeeping (under one mutex) runs for copy_, set_data and
+// syncs, and for the inputs of every op while some copy is still unread.
+//
+// Why copy_: `to` -> `_to_copy` -> `empty_strided` + `copy_`, `clone` ->
+// `copy_`, `t.copy_(s)` -> `copy_`. Counting at the outermost copy_ counts each
+// byte once, and its inputs (dst, src, non_blocking) say everything; the
+// frames under it say who asked (the outermost op of the chain).
+
+// RecordFunction has a member only when NDEBUG is unset; LibTorch packages
+// are built with NDEBUG, so this TU must be too or it reads a shifted layout.
+#ifndef NDEBUG
+#define NDEBUG
+#endif
+
+#include "devcopy/copy_observer.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <ATen/record_function.h>
+#include <c10/util/intrusive_ptr.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+
+#include "copy_observer_hub.h"
+
+namespace devcopy {
+namespace observer {
+namespace {
+
+// ---- the thread-local op stack ----------------------------------------------
+
+enum class Kind : std::uint8_t {
+  other,
+  to_family,   // to, _to_copy, clone, contiguous: allocate a fresh result
+  copy,        // copy_
+  set_data,    // set_data, or the check it makes first (1.13 does not dispatch set_data)
+  shallow_check,
+  sync,        // _local_scalar_dense (item), nonzero: wait for the device
+  user_scope,  // ModuleScope or a RecordFunction user scope
+  backward,    // an autograd node
+};
+
+struct Frame {
+  const void* id;
+  const char* name;
+  Kind kind;
+};
+
+// POD thread-locals: constant-initialised, so no TLS guard on the hot path.
+constexpr int kMaxFrames = 128;
+thread_local Frame t_frames[kMaxFrames];
+thread_local int t_depth = 0;
+
+void push(const void* id, const char* name, Kind kind) {
+  if (t_depth < kMaxFrames) t_frames[t_depth] = Frame{id, name, kind};
+  ++t_depth;
+}
+
+// Pops `id` and anything left above it (an async op that ended elsewhere);
+// an id not on this thread's stack is ignored.
+void pop(const void* id) {
+  if (t_depth > kMaxFrames) {
+    --t_depth;
+    return;
+  }
+  for (int i = t_depth - 1; i >= 0; --i) {
+    if (t_frames[i].id == id) {
+      t_depth = i;
+      return;
+    }
+  }
+}
+
+bool is(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
+
+Kind classify(const at::RecordFunction& fn, const char* name) {
+  switch (fn.scope()) {
+    case at::RecordScope::BACKWARD_FUNCTION: return Kind::backward;
+    case at::RecordScope::USER_SCOPE: return Kind::user_scope;
+    default: break;
+  }
+  if (std::strncmp(name, "aten::", 6) != 0) return Kind::other;
+  const char* op = name + 6;
+  switch (op[0]) {
+    case 'c':
+      if (is(op, "copy_")) return Kind::copy;
+      if (is(op, "clone") || is(op, "contiguous")) return Kind::to_family;
+      break;
+    case 't':
+      if (is(op, "to")) return Kind::to_family;
+      break;
+    case '_':
+      if (is(op, "_to_copy")) return Kind::to_family;
+      if (is(op, "_local_scalar_dense")) return Kind::sync;
+      if (is(op, "_has_compatible_shallow_copy_type")) return Kind::shallow_check;
+      break;
+    case 's':
+      if (is(op, "set_data")) return Kind::set_data;
+      break;
+    case 'n':
+      if (is(op, "nonzero")) return Kind::sync;
+      break;
+    default: break;
+  }
+  return Kind::other;
+}
+
+// Where the op on top of the stack stands.
+struct Position {
+  bool inside_copy = false;  // under another copy_ (or a sync): counted there
+  bool chain_empty = true;   // it is the outermost op of its chain (a user's copy_)
+  bool under_backward = false;
+  bool fresh_result = false;  // the chain down to it is to/_to_copy/clone only
+  const char* root = nullptr;    // outermost op of its chain
+  const char* module = nullptr;  // innermost scope name
+  Kind parent = Kind::other;
+};
+
+Position position() {
+  Position p;
+  // Past kMaxFrames the stack is not recorded: treat it as nested (uncounted).
+  if (t_depth > kMaxFrames) {
+    p.inside_copy = true;
+    return p;
+  }
+  const int top = t_depth - 1;
+  int chain = 0;
+  for (int i = 0; i < top; ++i) {
+    switch (t_frames[i].kind) {
+      case Kind::copy:
+      case Kind::sync: p.inside_copy = true; break;
+      case Kind::user_scope:
+        chain = i + 1;
+        p.module = t_frames[i].name;
+        break;
+      case Kind::backward:
+        chain = i + 1;
+        p.under_backward = true;
+        break;
+      default: break;
+    }
+  }
+  if (top >= 1) p.parent = t_frames[top - 1].kind;
+  p.chain_empty = chain >= top;
+  p.fresh_result = chain < top;
+  for (int i = chain; i < top; ++i)
+    if (t_frames[i].kind != Kind::to_family) p.fresh_result = false;
+  if (chain < top) p.root = t_frames[chain].name;
+  return p;
+}
+
+// ---- helpers on tensors -----------------------------------------------------
+
+std::string shape_of(const at::Tensor& t) {
+  std::ostringstream os;
+  os << t.sizes();
+  return os.str();
+}
+
+std::string dtype_of(const at::Tensor& t) {
+  const auto name = t.dtype().name();
+  return std::string(name.data(), name.size());
+}
+
+const c10::StorageImpl* storage_of(const at::Tensor& t) {
+  if (!t.defined() || !t.has_storage()) return nullptr;
+  return t.storage().unsafeGetStorageImpl();
+}
+
+WeakStorage weak_storage(const at::Tensor& t) { return t.storage().getWeakStorageImpl(); }
+
+bool pinned(const at::Tensor& t) {
+  return t.is_cpu() && t.numel() > 0 && at::detail::getCUDAHooks().isPinnedPtr(t.data_ptr());
+}
+
+bool on_device(const at::Tensor& t) { return !t.is_cpu() && !t.is_meta(); }
+
+// ---- the events -------------------------------------------------------------
+
+void on_copy(const at::RecordFunction& fn) {
+  const auto in = fn.inputs();
+  if (in.size() < 2 || !in[0].isTensor() || !in[1].isTensor()) return;
+  const Position pos = position();
+  if (pos.inside_copy) return;  // a step of an outer copy: counted there
+  const at::Tensor& dst = in[0].toTensor();
+  const at::Tensor& src = in[1].toTensor();
+  const bool in_place = pos.chain_empty;
+  const bool cross_device = src.device() != dst.device();
+  // A compute kernel's own scratch copy (addmm broadcasting its bias) is no
+  // transfer anyone asked for; a device crossing inside one still is.
+  if (!in_place && !pos.fresh_result && !cross_device) return;
+
+  CopyEvent e;
+  e.op = pos.root ? pos.root : fn.name();
+  if (pos.module) e.module = pos.module;
+  e.src_device = src.device().str();
+  e.dst_device = dst.device().str();
+  e.dtype = dtype_of(dst);
+  e.bytes = static_cast<std::int64_t>(dst.numel()) * static_cast<std::int64_t>(dst.element_size());
+  e.non_blocking = in.size() > 2 && in[2].isBool() && in[2].toBool();
+  const at::Tensor& host = dst.is_cpu() ? dst : src;
+  const bool host_pinned = cross_device ? pinned(host) : false;
+  e.dst_pinned = dst.is_cpu() && host_pinned;
+
+  CopyFacts facts;
+  facts.sync = cross_device && dst.is_cpu() && on_device(src) && !(e.non_blocking && host_pinned);
+  facts.pageable_non_blocking = e.non_blocking && cross_device && (on_device(src) || on_device(dst)) &&
+                                host.is_cpu() && !host_pinned;
+  // Only a result the op allocated can be "discarded"; in-place copies fill
+  // a buffer the caller owns, and autograd's copies belong to the engine.
+  facts.track = pos.fresh_result && !in_place && !pos.under_backward && storage_of(dst) &&
+                dst.numel() > 0;
+  if (facts.track) {
+    e.shape = shape_of(dst);
+    facts.dst = weak_storage(dst);
+    if (storage_of(src)) facts.src = weak_storage(src);
+    facts.src_impl = src.unsafeGetTensorImpl();
+  }
+  Hub::get().copied(std::move(e), std::move(facts));
+}
+
+void on_set_data(const at::RecordFunction& fn, Kind kind) {
+  // set_data(self, new_data); in 1.13 only its first step, the shallow-copy
+  // check with the same arguments, is dispatched.
+  if (kind == Kind::shallow_check && position().parent == Kind::set_data) return;
+  const auto in = fn.inputs();
+  if (in.size() < 2 || !in[0].isTensor() || !in[1].isTensor()) return;
+  const at::Tensor& self = in[0].toTensor();
+  const at::Tensor& next = in[1].toTensor();
+  const c10::StorageImpl* old_storage = storage_of(self);
+  if (!old_storage || old_storage == storage_of(next) || old_storage->nbytes() == 0) return;
+  MoveEvent e;
+  if (const char* m = position().module) e.module = m;
+  e.old_device = self.device().str();
+  e.new_device = next.device().str();
+  e.dtype = dtype_of(self);
+  e.shape = shape_of(self);
+  Hub::get().moved(std::move(e), weak_storage(self), self.unsafeGetTensorImpl());
+}
+
+void on_sync(const at::RecordFunction& fn) {
+  const auto in = fn.inputs();
+  if (in.empty() || !in[0].isTensor() || !on_device(in[0].toTensor())) return;
+  if (position().inside_copy) return;
+  Hub::get().synced();
+}
+
+// Storages of every tensor an op reads, for the unread-copy table.
+void on_inputs(const at::RecordFunction& fn, Kind kind) {
+  const auto in = fn.inputs();
+  // copy_ writes its first argument: that is no read.
+  const size_t first = kind == Kind::copy ? 1 : 0;
+  c10::SmallVector<const c10::StorageImpl*, 8> read;
+  for (size_t i = first; i < in.size(); ++i) {
+    const c10::IValue& v = in[i];
+    if (v.isTensor()) {
+      if (auto* s = storage_of(v.toTensor())) read.push_back(s);
+    } else if (v.isList()) {
+      for (const c10::IValue& item : v.toListRef())
+        if (item.isTensor())
+          if (auto* s = storage_of(item.toTensor())) read.push_back(s);
+    }
+  }
+  Hub::get().read(read.data(), read.size());
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  const char* name = fn.name();
+  const Kind kind = classify(fn, name);
+  push(&fn, name, kind);
+  if (!Hub::active()) return nullptr;
+  // Reads first: copy_'s source may be an unread copy itself.
+  if (Hub::has_unread() && kind != Kind::user_scope) on_inputs(fn, kind);
+  switch (kind) {
+    case Kind::copy: on_copy(fn); break;
+    case Kind::set_data:
+    case Kind::shallow_check: on_set_data(fn, kind); break;
+    case Kind::sync: on_sync(fn); break;
+    default: break;
+  }
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) { pop(&fn); }
+
+}  // namespace
+
+at::CallbackHandle add_callback() {
+  return at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                   .needsInputs(true)
+                                   .scopes({at::RecordScope::FUNCTION,
+                                            at::RecordScope::BACKWARD_FUNCTION,
+                                            at::RecordScope::USER_SCOPE}));
+}
+
+void remove_callback(at::CallbackHandle handle) { at::removeCallback(handle); }
+
+void push_scope(const void* id, const char* name) { push(id, name, Kind::user_scope); }
+void pop_scope(const void* id) { pop(id); }
+
+}  // namespace observer
+
+ModuleScope::ModuleScope(std::string name) : name_(std::move(name)) {
+  observer::push_scope(this, name_.c_str());
+}
+ModuleScope::~ModuleScope() { observer::pop_scope(this); }
+
+void mark_read(const at::Tensor& tensor) {
+  if (!observer::Hub::active() || !observer::Hub::has_unread()) return;
+  if (auto* s = observer::storage_of(tensor)) observer::Hub::get().read(&s, 1);
+}
+
+}  // namespace devcopy
