@@ -47,7 +47,8 @@ static double estimateCost(const std::string& file) {
 bool selectUnits(const Options& opts, const std::string& cwd,
                  std::vector<TranslationUnit>& units, std::vector<ToolError>& errors) {
   std::string dbPath = absolute(opts.buildDir, cwd);
-  if (fs::is_directory(dbPath)) dbPath = absolute("compile_commands.json", dbPath);
+  if (fs::is_directory(dbPath) || !llvm::StringRef(dbPath).ends_with(".json"))
+    dbPath = absolute("compile_commands.json", dbPath);
   if (!fs::exists(dbPath)) {
     errors.push_back({dbPath, "no compile database at '" + dbPath +
                                   "'; pass -p BUILD_DIR of a build configured with "

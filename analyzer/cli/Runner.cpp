@@ -74,6 +74,7 @@ class TidyActionFactory : public tooling::FrontendActionFactory {
                      std::shared_ptr<PCHContainerOperations> pch,
                      DiagnosticConsumer* consumer) override {
     invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;  // as clang-tidy does
+    invocation->getDiagnosticOpts().ShowCarets = false;  // no "N warnings generated."
     return FrontendActionFactory::runInvocation(invocation, files, pch, consumer);
   }
 

@@ -13,6 +13,9 @@
 #ifndef DEVCOPY_VERSION
 #define DEVCOPY_VERSION "0.0.0"
 #endif
+#ifndef DEVCOPY_INFORMATION_URI  // the project's home page, when it has one
+#define DEVCOPY_INFORMATION_URI ""
+#endif
 
 namespace devcopy::cli {
 
@@ -72,6 +75,22 @@ static json::Object physical(SourceText& src, const Position& begin, const Posit
 
 static std::string str(std::string_view s) { return std::string(s); }
 
+// SARIF wants `name` readable and distinct from the opaque `id`:
+// devcopy-copy-in-loop -> CopyInLoop.
+static std::string ruleName(std::string_view id) {
+  std::string name;
+  bool upper = true;
+  for (char c : id.substr(id.rfind("devcopy-", 0) == 0 ? 8 : 0)) {
+    if (c == '-') {
+      upper = true;
+      continue;
+    }
+    name += upper ? char(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return name;
+}
+
 static json::Array rulesArray() {
   json::Array rules;
   for (const rules::Rule& r : rules::kAll) {
@@ -80,7 +99,7 @@ static json::Array rulesArray() {
     std::string full = markdownSection(help, "What it flags");
     rules.push_back(json::Object{
         {"id", str(r.id)},
-        {"name", str(r.id)},
+        {"name", ruleName(r.id)},
         {"shortDescription", json::Object{{"text", str(r.summary)}}},
         {"fullDescription", json::Object{{"text", full.empty() ? str(r.summary) : full}}},
         {"help", json::Object{{"text", help}, {"markdown", help}}},
@@ -147,15 +166,17 @@ void writeSarif(llvm::raw_ostream& out, const Results& results, SourceText& sour
     notifications.push_back(std::move(n));
   }
   std::string rootUri = "file://" + uriEncode(root.back() == '/' ? root : root + "/");
+  json::Object driver{{"name", "devcopy"},
+                      {"version", DEVCOPY_VERSION},
+                      {"semanticVersion", DEVCOPY_VERSION},
+                      {"rules", rulesArray()}};
+  if (*DEVCOPY_INFORMATION_URI) driver["informationUri"] = DEVCOPY_INFORMATION_URI;
   json::Value doc = json::Object{
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},
       {"runs",
        json::Array{json::Object{
-           {"tool", json::Object{{"driver", json::Object{{"name", "devcopy"},
-                                                         {"version", DEVCOPY_VERSION},
-                                                         {"semanticVersion", DEVCOPY_VERSION},
-                                                         {"rules", rulesArray()}}}}},
+           {"tool", json::Object{{"driver", std::move(driver)}}},
            {"originalUriBaseIds", json::Object{{kRootBase, json::Object{{"uri", rootUri}}}}},
            {"columnKind", "utf16CodeUnits"},
            {"invocations",

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the devcopy command on a mock-header project.
+
+Each case copies tests/cli/project/ to a fresh directory, writes its
+compile_commands.json (mock <torch/torch.h>: parsing takes milliseconds) and
+runs the real build/analyzer/devcopy on it.
+
+Usage: cli_e2e.py CASE --devcopy BIN --mock DIR [--validator BIN]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# (file, line, rule) of every finding in the fixture project; nothing else.
+EXPECTED = {
+    ("src/train.cpp", 5, "devcopy-discarded-copy"),
+    ("src/train.cpp", 11, "devcopy-copy-in-loop"),
+    ("src/train.cpp", 17, "devcopy-create-then-move"),
+}
+TEXT_LINE = re.compile(r"^(\S+):(\d+):(\d+): (warning|error|note): (.+?)(?: \[([\w-]+)\])?$")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+class Project:
+    def __init__(self, args, sources=("train.cpp", "clean.cpp")):
+        self.args = args
+        self.dir = tempfile.mkdtemp(prefix="devcopy_cli_")
+        shutil.copytree(os.path.join(HERE, "project"), self.dir, dirs_exist_ok=True)
+        self.set_sources(sources)
+
+    def set_sources(self, sources):
+        commands = [{"directory": self.dir, "file": f"src/{s}",
+                     "arguments": ["clang++", "-std=c++17", f"-I{self.args.mock}", "-c", f"src/{s}"]}
+                    for s in sources]
+        self.write("compile_commands.json", json.dumps(commands, indent=1))
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text):
+        os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
+        with open(self.path(name), "w") as f:
+            f.write(text)
+
+    def read(self, name):
+        with open(self.path(name)) as f:
+            return f.read()
+
+    def run(self, *argv):
+        p = subprocess.run([self.args.devcopy, *argv], cwd=self.dir, capture_output=True,
+                           text=True, timeout=300)
+        for bad in ("Stack dump", "PLEASE submit", "Segmentation", "terminate called"):
+            check(bad not in p.stderr, f"devcopy crashed on {argv}:\n{p.stderr}")
+        return p.returncode, p.stdout, p.stderr
+
+    def analyze(self, *argv):
+        return self.run("analyze", "--no-progress", *argv)
+
+    def findings(self, *argv):
+        rc, out, err = self.analyze("--format", "json", *argv)
+        check(rc in (0, 1), f"analyze {argv} exited {rc}:\n{err}")
+        return rc, json.loads(out)["findings"]
+
+
+def triples(findings):
+    return {(f["file"], f["line"], f["rule"]) for f in findings}
+
+
+def expect_error(result, *needles):
+    """Exit code 2 and exactly one one-line error that names what to fix."""
+    rc, _, err = result
+    lines = [l for l in err.splitlines() if l.startswith("devcopy: error:")]
+    check(rc == 2, f"expected exit code 2, got {rc}:\n{err}")
+    check(len(lines) == 1, f"expected one error line, got:\n{err}")
+    for n in needles:
+        check(n in lines[0], f"error line lacks {n!r}: {lines[0]}")
+    return lines[0]
+
+
+def case_text(args):
+    p = Project(args)
+    rc, out, err = p.analyze()
+    check(rc == 1, f"findings must exit 1, got {rc}:\n{err}")
+    parsed = [TEXT_LINE.match(l) for l in out.splitlines()]
+    check(all(parsed), f"lines not in clang's format:\n{out}")
+    warnings = {(m[1], int(m[2]), m[6]) for m in parsed if m[4] == "warning"}
+    check(warnings == EXPECTED, f"text findings {sorted(warnings)} != {sorted(EXPECTED)}")
+    check("src/train.cpp:10:3: note: loop starts here" in out, f"loop note missing:\n{out}")
+    check("3 finding(s) in 2 translation unit(s)" in err, err)
+
+    rc, findings = p.findings()
+    check(triples(findings) == EXPECTED, f"json findings: {sorted(triples(findings))}")
+    check(len({f["fingerprint"] for f in findings}) == 3, "fingerprints must differ")
+    # Parallel and serial runs report the same thing, in the same order.
+    check(p.findings("--jobs", "1") == p.findings("--jobs", "2"), "--jobs changes the result")
+    # PATH arguments select translation units.
+    rc, out, err = p.analyze("src/clean.cpp")
+    check(rc == 0 and out == "", f"clean.cpp alone must pass silently: {rc}\n{out}{err}")
+    check(p.findings("src")[1] == findings, "a directory selects the units under it")
+
+
+def validate_sarif(args, sarif_path):
+    """Microsoft's SARIF multitool; any error or warning fails, except SARIF2005
+    (no informationUri) while devcopy has no public home page."""
+    log = sarif_path + ".validation.sarif"
+    p = subprocess.run([args.validator, "validate", sarif_path, "-o", log, "--log", "ForceOverwrite"],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"validator failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    with open(log) as f:
+        run = json.load(f)["runs"][0]
+    check(run["invocations"][0]["executionSuccessful"], f"validator did not finish:\n{p.stdout}")
+    with open(sarif_path) as f:
+        has_uri = "informationUri" in json.load(f)["runs"][0]["tool"]["driver"]
+    problems = [r for r in run.get("results", [])
+                if r.get("level", "warning") in ("error", "warning")
+                and not (r["ruleId"] == "SARIF2005" and not has_uri)]
+    check(not problems, "SARIF validator reports:\n" + p.stdout)
+
+
+def case_sarif(args):
+    p = Project(args)
+    rc, _, err = p.analyze("--format", "sarif", "--output", "out.sarif")
+    check(rc == 1, f"exit {rc}: {err}")
+    validate_sarif(args, p.path("out.sarif"))
+    doc = json.loads(p.read("out.sarif"))
+    check(doc["version"] == "2.1.0", "version")
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    check(run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file://" + p.dir + "/", "SRCROOT")
+    seen = set()
+    for r in run["results"]:
+        rule = rules[r["ruleIndex"]]
+        check(rule["id"] == r["ruleId"], f"ruleIndex of {r['ruleId']} points at {rule['id']}")
+        check("## What it flags" in rule["help"]["markdown"] and rule["fullDescription"]["text"],
+              f"rule {rule['id']} lacks its page")
+        check(rule["defaultConfiguration"]["level"] == r["level"], "level is the rule's default")
+        loc = r["locations"][0]["physicalLocation"]
+        check(loc["artifactLocation"] == {"uri": "src/train.cpp", "uriBaseId": "%SRCROOT%"},
+              f"location {loc['artifactLocation']}")
+        check(r["partialFingerprints"]["devcopyLineHash/v1"], "fingerprint")
+        seen.add(("src/train.cpp", loc["region"]["startLine"], r["ruleId"]))
+        if r["ruleId"] == "devcopy-copy-in-loop":
+            related = r["relatedLocations"][0]
+            check(related["message"]["text"] == "loop starts here" and
+                  related["physicalLocation"]["region"]["startLine"] == 10, f"note: {related}")
+        if r["ruleId"] == "devcopy-discarded-copy":
+            change = r["fixes"][0]["artifactChanges"][0]
+            check(change["replacements"][0]["insertedContent"]["text"] == "prev = ", f"fix: {change}")
+    check(seen == EXPECTED, f"sarif results {sorted(seen)}")
+
+    # A unit that does not compile: a tool notification, the others' results
+    # still there, and the log still valid.
+    p.write("src/broken.cpp", "#include <torch/torch.h>\nint broken( {\n")
+    p.set_sources(["train.cpp", "clean.cpp", "broken.cpp"])
+    rc, _, err = p.analyze("--format", "sarif", "--output", "broken.sarif")
+    check(rc == 2, f"broken unit must exit 2, got {rc}")
+    validate_sarif(args, p.path("broken.sarif"))
+    run = json.loads(p.read("broken.sarif"))["runs"][0]
+    check(len(run["results"]) == 3, "the broken unit hides the others' results")
+    check(not run["invocations"][0]["executionSuccessful"], "executionSuccessful must be false")
+    note = run["invocations"][0]["toolExecutionNotifications"][0]
+    check(note["level"] == "error" and "broken.cpp" in note["message"]["text"], f"{note}")
+
+
+def case_baseline(args):
+    p = Project(args)
+    rc, out, err = p.analyze("--write-baseline", "baseline.json")
+    check(rc == 0, f"writing a baseline exits 0, got {rc}: {err}")
+    check(len(json.loads(p.read("baseline.json"))["entries"]) == 3, "baseline holds 3 entries")
+    rc, out, err = p.analyze("--baseline", "baseline.json")
+    check(rc == 0 and out == "", f"all known: exit 0, no output; got {rc}:\n{out}")
+    check("0 new finding(s)" in err and "3 in the baseline" in err, err)
+
+    # Unrelated edits shift and reindent every flagged line: still all known.
+    src = p.read("src/train.cpp")
+    shifted = "// a new header comment\n#include <vector>\n\n" + src.replace("\n  ", "\n    ")
+    p.write("src/train.cpp", shifted)
+    rc, out, err = p.analyze("--baseline", "baseline.json")
+    check(rc == 0 and out == "", f"shifted lines must stay baselined; got {rc}:\n{out}")
+
+    # A new finding is reported, alone, and fails the run.
+    grown = shifted + "\nvoid fresh(torch::Tensor u) {\n  u.cuda();\n}\n"
+    p.write("src/train.cpp", grown)
+    new_line = grown.splitlines().index("  u.cuda();") + 1
+    rc, out, err = p.analyze("--baseline", "baseline.json")
+    lines = out.splitlines()
+    check(rc == 1 and len(lines) == 1 and "[devcopy-discarded-copy]" in lines[0] and
+          f"train.cpp:{new_line}:" in lines[0], f"only the new finding; got {rc}:\n{out}")
+
+
+def case_fix(args):
+    p = Project(args)
+    rc, out, err = p.analyze("--fix")
+    check(rc == 1, f"the loop copy has no fix-it and stays: exit 1, got {rc}: {err}")
+    check("applied fixes for 2 finding(s)" in err, err)
+    src = p.read("src/train.cpp")
+    check("prev = prev.to(torch::kCPU, true);" in src, f"discarded copy not fixed:\n{src}")
+    check("torch::ones({4}, torch::TensorOptions().device(dev))" in src, f"factory not fixed:\n{src}")
+    rc, findings = p.findings()
+    check(triples(findings) == {("src/train.cpp", 11, "devcopy-copy-in-loop")},
+          f"after --fix (and the file still compiles): {sorted(triples(findings))}")
+
+
+def case_config(args):
+    p = Project(args)
+    p.write(".clang-tidy", "Checks: '-devcopy-discarded-copy'\n")
+    rc, findings = p.findings()
+    check(triples(findings) == {t for t in EXPECTED if t[2] != "devcopy-discarded-copy"},
+          f".clang-tidy Checks ignored: {sorted(triples(findings))}")
+    rc, findings = p.findings("--checks", "-*,devcopy-create-then-move")
+    check(triples(findings) == {t for t in EXPECTED if t[2] == "devcopy-create-then-move"},
+          f"--checks ignored: {sorted(triples(findings))}")
+    p.write("only_discarded.yaml", "Checks: '-*,devcopy-discarded-copy'\n")
+    rc, findings = p.findings("--config-file", "only_discarded.yaml")
+    check(triples(findings) == {t for t in EXPECTED if t[2] == "devcopy-discarded-copy"},
+          f"--config-file ignored: {sorted(triples(findings))}")
+    # A directory's own .clang-tidy (no InheritParentConfig) replaces the parent's.
+    p.write("src/.clang-tidy", "Checks: '-*,devcopy-copy-in-loop'\n")
+    rc, findings = p.findings()
+    check(triples(findings) == {t for t in EXPECTED if t[2] == "devcopy-copy-in-loop"},
+          f"nested .clang-tidy: {sorted(triples(findings))}")
+    expect_error(p.analyze("--checks", "-*"), "no devcopy check is enabled")
+
+
+def case_errors(args):
+    p = Project(args)
+    expect_error(p.analyze("-p", "nowhere"), "nowhere/compile_commands.json", "-p BUILD_DIR")
+    p.write("bad_db/compile_commands.json", "[{ not json")
+    expect_error(p.analyze("-p", "bad_db"), "bad_db/compile_commands.json", "regenerate")
+    expect_error(p.analyze("--baseline", "missing.json"), "missing.json", "--write-baseline")
+    p.write("garbage.json", "{\"version\": 1, \"entries\": 3}")
+    expect_error(p.analyze("--baseline", "garbage.json"), "garbage.json", "--write-baseline")
+    expect_error(p.analyze("--config-file", "missing.yaml"), "missing.yaml")
+    p.write(".clang-tidy", "Checks: [unclosed\n")
+    expect_error(p.analyze(), p.path(".clang-tidy"), "fix the YAML")
+    os.remove(p.path(".clang-tidy"))
+    expect_error(p.analyze("no/such/dir"), "no/such/dir")
+    expect_error(p.analyze("--format", "xml"), "--format")
+    expect_error(p.run("analyse"), "analyse")
+    expect_error(p.analyze("--output", p.path("no/dir/out.txt")), "no/dir/out.txt")
+
+    # A unit that does not parse: exit 2, an error naming it, and every other
+    # unit's findings still reported.
+    p.write("src/broken.cpp", "#include <torch/torch.h>\nint broken( {\n")
+    p.set_sources(["train.cpp", "broken.cpp", "clean.cpp"])
+    rc, out, err = p.analyze()
+    line = expect_error((rc, out, err), "src/broken.cpp:2:", "compile_commands.json")
+    found = {(m[1], int(m[2]), m[6]) for m in map(TEXT_LINE.match, out.splitlines()) if m[4] == "warning"}
+    check(found == EXPECTED, f"findings of the other units hidden: {sorted(found)}")
+    # A unit listed in the database but gone from disk.
+    p.set_sources(["train.cpp", "gone.cpp"])
+    rc, out, err = p.analyze()
+    expect_error((rc, out, err), "gone.cpp", "regenerate")
+    check("[devcopy-create-then-move]" in out, "the remaining unit is still analyzed")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--devcopy", required=True)
+    ap.add_argument("--mock", required=True)
+    ap.add_argument("--validator")
+    args = ap.parse_args()
+    if args.case == "sarif" and not (args.validator and os.access(args.validator, os.X_OK)):
+        sys.exit(f"SARIF validator not found at {args.validator}; run scripts/setup.sh")
+    try:
+        CASES[args.case](args)
+    except Failure as e:
+        sys.exit(f"FAIL {args.case}: {e}")
+    print(f"ok {args.case}")
+
+
+if __name__ == "__main__":
+    main()
