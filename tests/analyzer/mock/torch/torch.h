@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <utility>
@@ -132,8 +133,20 @@ public:
   Tensor operator+(const Tensor &other) const;
   Tensor operator*(const Tensor &other) const;
   Tensor operator[](int64_t index) const;
+  Tensor &operator=(const Scalar &v) &&;
   void backward() const;
+  // Reads that wait for the device (host syncs).
+  bool is_nonzero() const;
+  bool equal(const Tensor &other) const;
+  bool allclose(const Tensor &other, double rtol = 1e-05, double atol = 1e-08,
+                bool equal_nan = false) const;
+  Tensor nonzero() const;
+  Tensor masked_select(const Tensor &mask) const;
+  Tensor max() const;
+  Tensor t() const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
 };
+std::ostream &operator<<(std::ostream &out, const Tensor &t);
 
 // Factories (at:: and torch:: carry the same set).
 Tensor zeros(IntArrayRef size, TensorOptions options = {});
