@@ -4,8 +4,9 @@
 Both servers get the same arguments, the same compile database and the same
 .clangd (the project's: devcopy-* enabled, FastCheckFilter: Loose). Stock
 clangd has no devcopy checks and skips their names, so the ratio is what our
-checks cost. Runs alternate between the two servers so load on a shared
-machine hits both alike; the medians are compared.
+checks cost. Both servers run at once and take turns, each measured while the
+other is idle (its CPU time stands still), so load on a shared machine hits
+both alike; the medians are compared.
 
   python3 bench/clangd_latency.py [--build build] [--file examples/X.cpp]
 
@@ -89,38 +90,64 @@ def diagnostics_of(version, uri):
                       and m["params"]["uri"] == uri and m["params"].get("version") == version)
 
 
-def one_run(binary, args, path, edits, env):
-    """Returns (open seconds, [edit seconds], devcopy diagnostics after open)."""
-    uri = path.as_uri()
-    text = path.read_text()
-    server = Server([binary] + args, cwd=REPO, env=env)
-    try:
-        rid = server.send("initialize", {"processId": os.getpid(), "rootUri": REPO.as_uri(),
-                                         "capabilities": {}}, request=True)
-        server.wait_for(lambda m: m.get("id") == rid)
-        server.send("initialized", {})
+def wait_idle(pid, quiet=0.5, limit=120.0):
+    """Waits until the process has used no CPU for `quiet` seconds: clangd
+    indexes the preamble and the AST after publishing, and that work must not
+    land in the other server's measurement."""
+    def cpu():
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime, in ticks
+    deadline = time.monotonic() + limit
+    last, since = cpu(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = cpu()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+
+
+class Session:
+    """One server with the file open; edit() appends a line and times the
+    diagnostics of that version."""
+
+    def __init__(self, binary, args, path, env):
+        self.uri, self.text, self.version = path.as_uri(), path.read_text(), 1
+        self.server = Server([binary] + args, cwd=REPO, env=env)
+        rid = self.server.send("initialize", {"processId": os.getpid(), "rootUri": REPO.as_uri(),
+                                              "capabilities": {}}, request=True)
+        self.server.wait_for(lambda m: m.get("id") == rid)
+        self.server.send("initialized", {})
+
+    def open(self):
+        """Returns (seconds, devcopy diagnostics)."""
         start = time.perf_counter()
-        server.send("textDocument/didOpen", {"textDocument": {
-            "uri": uri, "languageId": "cpp", "version": 1, "text": text}})
-        msg = server.wait_for(diagnostics_of(1, uri))
-        opened = time.perf_counter() - start
-        found = sum(1 for d in msg["params"]["diagnostics"]
-                    if str(d.get("code", "")).startswith("devcopy-"))
-        edit_times = []
-        for i in range(edits):
-            # A keystroke's worth of change at the end of the file: the
-            # preamble (the includes) stays valid, the main file is reparsed.
-            text += "// edit %d\n" % i
-            version = i + 2
-            start = time.perf_counter()
-            server.send("textDocument/didChange", {
-                "textDocument": {"uri": uri, "version": version},
-                "contentChanges": [{"text": text}]})
-            server.wait_for(diagnostics_of(version, uri))
-            edit_times.append(time.perf_counter() - start)
-        return opened, edit_times, found
-    finally:
-        server.close()
+        self.server.send("textDocument/didOpen", {"textDocument": {
+            "uri": self.uri, "languageId": "cpp", "version": 1, "text": self.text}})
+        msg = self.server.wait_for(diagnostics_of(1, self.uri))
+        seconds = time.perf_counter() - start
+        wait_idle(self.server.proc.pid)
+        return seconds, sum(1 for d in msg["params"]["diagnostics"]
+                            if str(d.get("code", "")).startswith("devcopy-"))
+
+    def edit(self):
+        # A keystroke's worth of change at the end of the file: the preamble
+        # (the includes) stays valid, the main file is reparsed and checked.
+        self.version += 1
+        self.text += "// edit %d\n" % self.version
+        start = time.perf_counter()
+        self.server.send("textDocument/didChange", {
+            "textDocument": {"uri": self.uri, "version": self.version},
+            "contentChanges": [{"text": self.text}]})
+        self.server.wait_for(diagnostics_of(self.version, self.uri))
+        seconds = time.perf_counter() - start
+        wait_idle(self.server.proc.pid)
+        return seconds
+
+    def close(self):
+        self.server.close()
 
 
 def torch_example(cdb):
@@ -139,7 +166,7 @@ def main():
     ap.add_argument("--stock", default="clangd-19")
     ap.add_argument("--file", help="default: the first example including <torch/torch.h>")
     ap.add_argument("--runs", type=int, default=3, help="server starts per binary")
-    ap.add_argument("--edits", type=int, default=3, help="edits per server start")
+    ap.add_argument("--edits", type=int, default=5, help="edits per server start")
     opts = ap.parse_args()
 
     build = Path(opts.build).resolve()
@@ -162,20 +189,32 @@ def main():
     servers = {"clangd-19": stock, "devcopy-clangd": str(ours)}
     opens = {name: [] for name in servers}
     edits = {name: [] for name in servers}
-    print("file: %s (%d runs x %d edits per server)" % (path.relative_to(REPO) if path.is_relative_to(REPO) else path,
-                                                        opts.runs, opts.edits))
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    print("file: %s (%d runs, %d edits each, servers alternating)" % (shown, opts.runs, opts.edits))
     for run in range(opts.runs):
-        for name, binary in servers.items():
-            opened, edit_times, found = one_run(binary, args, path, opts.edits, env)
-            opens[name].append(opened)
-            edits[name] += edit_times
-            print("  run %d %-15s open %6.2f s  edits %s  devcopy diagnostics %d" % (
-                run + 1, name, opened, " ".join("%.3f" % t for t in edit_times), found))
-            if name == "devcopy-clangd" and found == 0:
-                sys.exit("clangd_latency: devcopy-clangd published no devcopy diagnostic on %s: "
-                         "are the checks enabled in .clangd?" % path)
-            if name == "clangd-19" and found:
-                sys.exit("clangd_latency: stock clangd published devcopy diagnostics?")
+        # Both servers live at once and take turns, each measured while the
+        # other is idle; the one going first alternates between runs.
+        order = list(servers) if run % 2 == 0 else list(reversed(servers))
+        sessions = {name: Session(servers[name], args, path, env) for name in order}
+        try:
+            for name in order:
+                seconds, found = sessions[name].open()
+                opens[name].append(seconds)
+                print("  run %d %-15s open %6.2f s  devcopy diagnostics %d" % (run + 1, name, seconds, found))
+                if name == "devcopy-clangd" and found == 0:
+                    sys.exit("clangd_latency: devcopy-clangd published no devcopy diagnostic on %s: "
+                             "are the checks enabled in .clangd?" % shown)
+                if name == "clangd-19" and found:
+                    sys.exit("clangd_latency: stock clangd-19 published devcopy diagnostics?")
+            for _ in range(opts.edits):
+                for name in order:
+                    edits[name].append(sessions[name].edit())
+            for name in order:
+                print("  run %d %-15s edits %s" % (run + 1, name, " ".join(
+                    "%.3f" % t for t in edits[name][-opts.edits:])))
+        finally:
+            for session in sessions.values():
+                session.close()
 
     med = {k: (statistics.median(opens[k]), statistics.median(edits[k])) for k in servers}
     print("%-15s %12s %12s" % ("median", "open (s)", "edit (s)"))
