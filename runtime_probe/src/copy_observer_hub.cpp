@@ -73,6 +73,7 @@ std::string Hub::name_of(const c10::TensorImpl* impl) const {
 
 void Hub::copied(CopyEvent event, CopyFacts facts) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (observers_.empty()) return;  // a callback already running when the last one left
   const std::uint64_t seq = ++seq_;
   for (CopyObserver::State* s : observers_) {
     CopyRoute& r = s->routes[{event.src_device, event.dst_device, event.dtype}];
@@ -101,6 +102,7 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
 
 void Hub::moved(MoveEvent event, WeakStorage old_storage, const c10::TensorImpl* self) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (observers_.empty()) return;
   event.tensor = name_of(self);
   if (moves_.size() >= kPruneMoves) {
     moves_.erase(std::remove_if(moves_.begin(), moves_.end(),
