@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the runtime probe against the CUDA LibTorch of the local Python
+# (torch 2.x + CUDA, e.g. the H200 machine) and runs every probe test, the
+# CUDA ones included (ctest label "cuda"), then the GPU benchmarks.
+#
+#   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
+#
+# Environment: PYTHON (the interpreter with torch, default python3), CXX
+# (default /opt/gcc/bin/g++ when present), CUDA_ARCH (default native).
+# Exit status: non-zero when the build or any test failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-gpu}
+py=${PYTHON:-python3}
+export PATH="$(dirname "$(command -v "$py")"):$PATH"  # cmake and ninja of the torch venv
+
+torch_prefix=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)') || {
+  echo "gpu-test: $py cannot import torch" >&2; exit 2; }
+cxx=${CXX:-$( [ -x /opt/gcc/bin/g++ ] && echo /opt/gcc/bin/g++ || echo g++ )}
+nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+[ -n "$nvcc" ] || { echo "gpu-test: nvcc not found (put the CUDA toolkit on PATH)" >&2; exit 2; }
+export PATH="$(dirname "$nvcc"):$PATH"
+echo "gpu-test: torch $("$py" -c 'import torch; print(torch.__version__, torch.cuda.is_available())'), $("$nvcc" --version | tail -1), $("$cxx" --version | head -1)"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DDEVCOPY_ANALYZER=OFF -DDEVCOPY_CLANGD=OFF -DDEVCOPY_EXAMPLES=OFF \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" -DTorch_DIR="$torch_prefix/Torch" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-native}" >"$build.configure.log" 2>&1 || {
+  tail -40 "$build.configure.log"; echo "gpu-test: configure failed" >&2; exit 1; }
+grep -E "devcopy:" "$build.configure.log"
+
+status=0
+# -k 0: one broken target must not hide the results of the others.
+cmake --build "$build" -j"$(nproc)" -- -k 0 || status=1
+cmake --build "$build" -j"$(nproc)" --target devcopy_bench -- -k 0 || status=1
+
+# CPU tests in parallel; CUDA tests one at a time (they measure the device).
+ctest --test-dir "$build" -L probe -LE cuda --output-on-failure -j"$(nproc)" || status=1
+ctest --test-dir "$build" -L cuda --output-on-failure || status=1
+
+echo "== benchmarks =="
+for b in "$build"/bench/*; do
+  [ -f "$b" ] && [ -x "$b" ] || continue
+  "$b" || status=1
+done
+echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"
+exit $status
