@@ -1,7 +1,10 @@
 // The devcopy clang-tidy module: registers every devcopy-* check.
+#include "CopyInLoopCheck.h"
 #include "CreateThenMoveCheck.h"
 #include "DiscardedCopyCheck.h"
+#include "HostSyncInLoopCheck.h"
 #include "RedundantChainCheck.h"
+#include "RepeatedModuleMoveCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -14,6 +17,9 @@ public:
     Factories.registerCheck<DiscardedCopyCheck>("devcopy-discarded-copy");
     Factories.registerCheck<RedundantChainCheck>("devcopy-redundant-chain");
     Factories.registerCheck<CreateThenMoveCheck>("devcopy-create-then-move");
+    Factories.registerCheck<RepeatedModuleMoveCheck>("devcopy-repeated-module-move");
+    Factories.registerCheck<CopyInLoopCheck>("devcopy-copy-in-loop");
+    Factories.registerCheck<HostSyncInLoopCheck>("devcopy-host-sync-in-loop");
     // devcopy-checks-registry: new checks register above this line.
   }
 };

@@ -1,0 +1,31 @@
+// devcopy-copy-in-loop: a device or dtype copy of a loop-invariant tensor,
+// repeated on every iteration of a loop.
+#pragma once
+
+#include "LoopFacts.h"
+#include "clang-tidy/ClangTidyCheck.h"
+
+namespace clang::tidy::devcopy {
+
+/// Flags `mask.to(device)` inside a loop when neither `mask` nor `device`
+/// changes in the loop and the copy runs on every iteration: hoist it. Only
+/// main-file code is analysed. See rules/devcopy-copy-in-loop.md.
+class CopyInLoopCheck : public ClangTidyCheck {
+public:
+  using ClangTidyCheck::ClangTidyCheck;
+  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus;
+  }
+  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onEndOfTranslationUnit() override { Loops.clear(); }
+
+private:
+  /// The copy's result is bound to a local of the loop that is then changed
+  /// in place: each iteration needs a fresh buffer, hoisting would share one.
+  bool resultMutated(const Expr &Call, LoopInvariance &Inv, ASTContext &Ctx);
+
+  LoopInvarianceCache Loops;
+};
+
+} // namespace clang::tidy::devcopy

@@ -1,0 +1,41 @@
+// devcopy-host-sync-in-loop: a device-to-host synchronisation on every
+// iteration of a loop, in code where an accelerator is in play.
+#pragma once
+
+#include "LoopFacts.h"
+#include "clang-tidy/ClangTidyCheck.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace clang::tidy::devcopy {
+
+/// Flags `loss.item()`, `x.cpu()`, `x.to(kCPU)`, `x.nonzero()`, `std::cout << x`
+/// ... run on every iteration of a loop (not under a condition that changes in
+/// the loop, such as `step % 100 == 0`). Silent unless an accelerator is in
+/// play: the function names one, or uses a device chosen elsewhere in a file
+/// that names one. See rules/devcopy-host-sync-in-loop.md.
+class HostSyncInLoopCheck : public ClangTidyCheck {
+public:
+  using ClangTidyCheck::ClangTidyCheck;
+  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus;
+  }
+  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onEndOfTranslationUnit() override;
+
+private:
+  /// What a function (or the main file) shows about devices; see DeviceUse.
+  struct DeviceUse {
+    bool NamesAccelerator = false; ///< kCUDA, "cuda:0", .cuda(), torch::cuda::...
+    bool UsesDevice = false;       ///< a Device / TensorOptions value, x.device()
+  };
+  DeviceUse functionDeviceUse(const Decl *Fn);
+  bool fileNamesAccelerator(ASTContext &Ctx);
+  bool acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx);
+
+  LoopInvarianceCache Loops;
+  llvm::DenseMap<const Decl *, DeviceUse> Functions;
+  std::optional<bool> FileHasAccelerator;
+};
+
+} // namespace clang::tidy::devcopy

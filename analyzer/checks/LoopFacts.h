@@ -1,0 +1,79 @@
+// What a statement's enclosing loop says about it: shared by
+// devcopy-copy-in-loop and devcopy-host-sync-in-loop.
+//
+// Both checks ask the same two questions about a call: does it run on every
+// iteration of a loop, and does the data it reads change in that loop? The
+// first is a walk up the parent map (collecting the branch conditions passed on
+// the way); the second combines clang's ExprMutationAnalyzer with a walk for
+// LibTorch's in-place methods, which are `const` member functions and so
+// invisible to the analyzer (`x.add_(1)`, `x[0] = 1`, `x.narrow(0, 0, 1).copy_(y)`).
+#pragma once
+
+#include "clang/AST/ASTContext.h"
+#include "clang/Analysis/Analyses/ExprMutationAnalyzer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include <memory>
+#include <optional>
+
+namespace clang::tidy::devcopy {
+
+/// The innermost loop running a statement on each iteration, and the
+/// conditions of the branches between the two.
+struct EnclosingLoop {
+  const Stmt *Loop = nullptr;
+  /// Conditions guarding the statement inside the loop body. A null entry
+  /// stands for a guard that is never every-iteration (a catch handler).
+  llvm::SmallVector<const Expr *, 2> Guards;
+};
+
+/// The innermost for / range-for / while / do loop whose body, condition or
+/// increment contains \p S, stopping at function and lambda boundaries (a
+/// lambda's body runs when called, not where it is written). The init of a
+/// for loop and the range of a range-for run once: for them the walk goes on
+/// to an outer loop.
+std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx);
+
+/// Answers "does this change in the loop?" for one loop; memoised.
+class LoopInvariance {
+public:
+  LoopInvariance(const Stmt &Loop, ASTContext &Ctx);
+
+  /// A local variable or parameter declared outside the loop and not modified
+  /// in it (assigned, passed by non-const reference, changed in place).
+  bool isInvariant(const VarDecl *VD);
+  /// Every variable \p E names is invariant (constants and enumerators are),
+  /// and it calls nothing but methods and operators of tensors, devices and
+  /// tensor options (values that depend only on their operands). `this` and
+  /// free function calls are taken as changing.
+  bool isInvariant(const Expr *E);
+  /// \p E names at least one local variable or parameter.
+  static bool namesLocal(const Expr *E);
+  /// All guards of \p L are invariant: the statement runs on every iteration
+  /// (or never, when the invariant condition is false).
+  bool runsEveryIteration(const EnclosingLoop &L);
+  /// \p VD is modified inside the loop (see isInvariant(VarDecl)).
+  bool isMutatedInLoop(const VarDecl *VD);
+
+private:
+  bool isInvariantStmt(const Stmt *S, unsigned Depth);
+  bool changedInPlace(const VarDecl *VD);
+  bool deviceValueChanged(const VarDecl *VD);
+
+  const Stmt &Loop;
+  ASTContext &Ctx;
+  ExprMutationAnalyzer Mutations;
+  llvm::DenseMap<const VarDecl *, bool> Cache;
+};
+
+/// One LoopInvariance per loop, kept for one translation unit.
+class LoopInvarianceCache {
+public:
+  LoopInvariance &get(const Stmt &Loop, ASTContext &Ctx);
+  void clear() { Map.clear(); }
+
+private:
+  llvm::DenseMap<const Stmt *, std::unique_ptr<LoopInvariance>> Map;
+};
+
+} // namespace clang::tidy::devcopy

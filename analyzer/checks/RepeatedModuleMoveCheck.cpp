@@ -1,0 +1,380 @@
+#include "RepeatedModuleMoveCheck.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include <algorithm>
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::devcopy {
+
+namespace {
+
+/// The object a module call is made on, as a path of declarations from its
+/// root (see RepeatedModuleMoveCheck::Move::Path). False when it is anything
+/// else (a call result, an element of a container).
+bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path, int Depth = 0) {
+  if (!E || Depth > 8)
+    return false;
+  E = E->IgnoreParenImpCasts();
+  if (llvm::isa<CXXThisExpr>(E))
+    return true;
+  if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = llvm::dyn_cast<VarDecl>(DRE->getDecl());
+    if (!VD)
+      return false;
+    Path.push_back(VD->getCanonicalDecl());
+    return true;
+  }
+  if (const auto *ME = llvm::dyn_cast<MemberExpr>(E)) {
+    const auto *FD = llvm::dyn_cast<FieldDecl>(ME->getMemberDecl());
+    if (!FD || !objectPath(ME->getBase(), Path, Depth + 1))
+      return false;
+    Path.push_back(FD->getCanonicalDecl());
+    return true;
+  }
+  // Through ModuleHolder's and shared_ptr's operator-> / operator*, `*p`,
+  // holder.get() and holder.ptr(): the same module.
+  if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
+    if ((Op->getOperator() == OO_Arrow || Op->getOperator() == OO_Star) && Op->getNumArgs() == 1)
+      return objectPath(Op->getArg(0), Path, Depth + 1);
+    return false;
+  }
+  if (const auto *UO = llvm::dyn_cast<UnaryOperator>(E))
+    return UO->getOpcode() == UO_Deref && objectPath(UO->getSubExpr(), Path, Depth + 1);
+  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
+    const auto *MD = MC->getMethodDecl();
+    if (MD && MD->getIdentifier() && (MD->getName() == "get" || MD->getName() == "ptr"))
+      return objectPath(MC->getImplicitObjectArgument(), Path, Depth + 1);
+  }
+  return false;
+}
+
+/// The module class a member's type holds: Impl for a TORCH_MODULE holder,
+/// ModuleHolder<Impl>, std::shared_ptr<Impl>, Impl* or Impl itself.
+const CXXRecordDecl *moduleClassOf(QualType T, int Depth = 0) {
+  if (T.isNull() || Depth > 8)
+    return nullptr;
+  T = T.getNonReferenceType();
+  if (const auto *PT = T->getAs<PointerType>())
+    T = PT->getPointeeType();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD)
+    return nullptr;
+  if (isModuleRecord(RD))
+    return RD->getCanonicalDecl();
+  if (const auto *Spec = llvm::dyn_cast<ClassTemplateSpecializationDecl>(RD)) {
+    llvm::StringRef Name = Spec->getName();
+    const TemplateArgumentList &Args = Spec->getTemplateArgs();
+    if ((Name == "ModuleHolder" || Name == "shared_ptr") && Args.size() >= 1 &&
+        Args[0].getKind() == TemplateArgument::Type)
+      return moduleClassOf(Args[0].getAsType(), Depth + 1);
+  }
+  if (const CXXRecordDecl *Def = RD->getDefinition())
+    for (const CXXBaseSpecifier &B : Def->bases())
+      if (const CXXRecordDecl *M = moduleClassOf(B.getType(), Depth + 1))
+        return M;
+  return nullptr;
+}
+
+/// A data member of the enclosing object named by \p E (`enc_`, `this->enc_`).
+const FieldDecl *thisField(const Expr *E) {
+  const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(ignoreConversions(E));
+  if (!ME || !llvm::isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+    return nullptr;
+  const auto *FD = llvm::dyn_cast<FieldDecl>(ME->getMemberDecl());
+  return FD ? FD->getCanonicalDecl() : nullptr;
+}
+
+/// Two moves may go to the same place: not provably to different devices,
+/// and not one a dtype-only conversion where the other only changes device.
+bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
+  if (A.changesDevice() != B.changesDevice() || A.DTypeText != B.DTypeText)
+    return false;
+  auto Known = [](DeviceKind K) { return K == DeviceKind::CPU || K == DeviceKind::CUDA; };
+  return !(Known(A.Device) && Known(B.Device) && A.Device != B.Device);
+}
+
+/// Surely the same place: same known device, or the same spelling.
+bool sameTarget(const CopyTarget &A, const CopyTarget &B) {
+  if (!maySameTarget(A, B))
+    return false;
+  if (A.Device == B.Device && (A.Device == DeviceKind::CPU || A.Device == DeviceKind::CUDA))
+    return true;
+  return A.DeviceText == B.DeviceText;
+}
+
+const FunctionDecl *enclosingFunction(const Stmt &S, ASTContext &Ctx) {
+  DynTypedNode Cur = DynTypedNode::create(S);
+  for (int Depth = 0; Depth < 512; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return nullptr;
+    Cur = Parents[0];
+    if (const auto *FD = Cur.get<FunctionDecl>())
+      return FD;
+  }
+  return nullptr;
+}
+
+std::string joinNames(llvm::ArrayRef<const ValueDecl *> Path) {
+  std::string S;
+  for (const ValueDecl *D : Path)
+    S += (S.empty() ? "" : ".") + D->getNameAsString();
+  return S;
+}
+
+} // namespace
+
+void RepeatedModuleMoveCheck::registerMatchers(MatchFinder *Finder) {
+  // Whole translation unit but system headers: the class moved in its
+  // constructor usually lives in a header of the project.
+  Finder->addMatcher(expr(unless(isExpansionInSystemHeader()),
+                          unless(isInTemplateInstantiation()), matchers::moduleToCall("move")),
+                     this);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(hasName("register_module"))))
+                         .bind("register"),
+                     this);
+}
+
+void RepeatedModuleMoveCheck::check(const MatchFinder::MatchResult &Result) {
+  Ctx = Result.Context;
+  if (const auto *Reg = Result.Nodes.getNodeAs<CallExpr>("register")) {
+    noteRegistered(*Reg, *Ctx);
+    return;
+  }
+  const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move");
+  if (!Call || Call->getBeginLoc().isInvalid())
+    return;
+  Move M;
+  M.Call = Call;
+  M.Fn = enclosingFunction(*Call, *Ctx);
+  const Expr *Obj = Call->getImplicitObjectArgument();
+  if (!M.Fn || !objectPath(Obj, M.Path))
+    return;
+  // The object's own class, not the torch::nn::Module* it is converted to.
+  M.Class = moduleClassOf(Obj->IgnoreParenImpCasts()->getType());
+  M.Target = describeCopy(*Call, *Ctx);
+  Moves.push_back(std::move(M));
+}
+
+void RepeatedModuleMoveCheck::noteRegistered(const CallExpr &Reg, ASTContext &Ctx) {
+  // register_module("enc", enc_): the member passed in.
+  for (const Expr *Arg : Reg.arguments())
+    if (const FieldDecl *FD = thisField(Arg))
+      Registered.insert(FD);
+  // enc_ = register_module(...), or `: enc_(register_module(...))`.
+  DynTypedNode Cur = DynTypedNode::create(Reg);
+  for (int Depth = 0; Depth < 10; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return;
+    Cur = Parents[0];
+    if (const auto *Init = Cur.get<CXXCtorInitializer>()) {
+      if (const FieldDecl *FD = Init->getMember())
+        Registered.insert(FD->getCanonicalDecl());
+      return;
+    }
+    const auto *E = Cur.get<Expr>();
+    if (!E)
+      return;
+    const Expr *LHS = nullptr;
+    if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E); Op && Op->isAssignmentOp())
+      LHS = Op->getArg(0);
+    else if (const auto *BO = llvm::dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
+      LHS = BO->getLHS();
+    if (LHS) {
+      if (const FieldDecl *FD = thisField(LHS))
+        Registered.insert(FD);
+      return;
+    }
+  }
+}
+
+bool RepeatedModuleMoveCheck::allRegistered(llvm::ArrayRef<const ValueDecl *> Fields) const {
+  return llvm::all_of(Fields, [&](const ValueDecl *D) {
+    const auto *FD = llvm::dyn_cast<FieldDecl>(D);
+    return FD && Registered.contains(FD);
+  });
+}
+
+unsigned RepeatedModuleMoveCheck::line(const Expr *E) const {
+  return Ctx->getSourceManager().getExpansionLineNumber(E->getBeginLoc());
+}
+
+std::string RepeatedModuleMoveCheck::pathName(const Move &M) const {
+  if (!M.Path.empty())
+    return joinNames(M.Path);
+  const auto *MD = llvm::dyn_cast<CXXMethodDecl>(M.Fn);
+  return MD ? MD->getParent()->getNameAsString() : "this";
+}
+
+bool RepeatedModuleMoveCheck::exclusive(const Move &A, const Move &B) {
+  // The innermost statement holding both; exclusive when it is an if or ?:
+  // and the two sit in different branches.
+  llvm::DenseMap<const Stmt *, const Stmt *> ChildOnPathA;
+  DynTypedNode Cur = DynTypedNode::create(*A.Call);
+  for (int Depth = 0; Depth < 256; ++Depth) {
+    auto Parents = Ctx->getParents(Cur);
+    if (Parents.empty() || !Parents[0].get<Stmt>())
+      break;
+    ChildOnPathA[Parents[0].get<Stmt>()] = Cur.get<Stmt>();
+    Cur = Parents[0];
+  }
+  Cur = DynTypedNode::create(*B.Call);
+  for (int Depth = 0; Depth < 256; ++Depth) {
+    auto Parents = Ctx->getParents(Cur);
+    if (Parents.empty() || !Parents[0].get<Stmt>())
+      return false;
+    const Stmt *P = Parents[0].get<Stmt>();
+    auto It = ChildOnPathA.find(P);
+    if (It != ChildOnPathA.end()) {
+      const Stmt *FromA = It->second, *FromB = Cur.get<Stmt>();
+      if (const auto *If = llvm::dyn_cast<IfStmt>(P))
+        return FromA != FromB && FromA != If->getCond() && FromB != If->getCond();
+      if (const auto *CO = llvm::dyn_cast<AbstractConditionalOperator>(P))
+        return FromA != FromB && FromA != CO->getCond() && FromB != CO->getCond();
+      return false;
+    }
+    Cur = Parents[0];
+  }
+  return false;
+}
+
+bool RepeatedModuleMoveCheck::reassignedBetween(const Move &A, const Move &B) {
+  const Stmt *Body = B.Fn->getBody();
+  if (!Body)
+    return false;
+  const SourceManager &SM = Ctx->getSourceManager();
+  for (const ValueDecl *D : B.Path) {
+    auto Named = ignoringParenImpCasts(
+        anyOf(declRefExpr(to(valueDecl(equalsNode(D)))), memberExpr(member(equalsNode(D)))));
+    auto Assigns = match(
+        findAll(expr(anyOf(cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Named)),
+                           binaryOperator(isAssignmentOperator(), hasLHS(Named))))
+                    .bind("assign")),
+        *Body, *Ctx);
+    for (const auto &N : Assigns) {
+      SourceLocation L = N.getNodeAs<Expr>("assign")->getBeginLoc();
+      if (SM.isBeforeInTranslationUnit(A.Call->getEndLoc(), L) &&
+          SM.isBeforeInTranslationUnit(L, B.Call->getBeginLoc()))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool RepeatedModuleMoveCheck::checkSameFunction(const Move &Later,
+                                                llvm::ArrayRef<const Move *> Earlier) {
+  for (const Move *First : Earlier) {
+    llvm::ArrayRef<const ValueDecl *> P1 = First->Path, P2 = Later.Path;
+    size_t Common = std::min(P1.size(), P2.size());
+    if (!std::equal(P1.begin(), P1.begin() + Common, P2.begin()))
+      continue;
+    // A move of an owner recurses into its registered submodules only.
+    if (!allRegistered(P1.size() < P2.size() ? P2.drop_front(Common) : P1.drop_front(Common)))
+      continue;
+    if (!sameTarget(First->Target, Later.Target) || exclusive(*First, Later) ||
+        reassignedBetween(*First, Later))
+      continue;
+    std::string Name = joinNames(P1.size() > P2.size() ? P1 : P2);
+    std::string How;
+    if (P1.size() < P2.size())
+      How = ", together with its owner '" + pathName(*First) + "'";
+    else if (P1.size() > P2.size())
+      How = " (this move of its owner '" + pathName(Later) + "' moves it too)";
+    if (Name.empty())
+      Name = pathName(Later);
+    diag(Later.Call->getExprLoc(),
+         "module '%0' is moved %1 again; it was already moved at line %2%3, so any layer "
+         "rebuilt in between is copied twice; move it once, after it is fully built")
+        << Name << describeDestination(Later.Target) << line(First->Call) << How;
+    diag(First->Call->getExprLoc(), "first move of '%0' here", DiagnosticIDs::Note) << Name;
+    return true;
+  }
+  return false;
+}
+
+const RepeatedModuleMoveCheck::Move *RepeatedModuleMoveCheck::findConstructorMove(
+    const CXXRecordDecl *RD, llvm::SmallVectorImpl<const FieldDecl *> &Via,
+    llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen) {
+  RD = RD ? RD->getDefinition() : nullptr;
+  if (!RD || !Seen.insert(RD->getCanonicalDecl()).second || Via.size() > 8)
+    return nullptr;
+  // The registered submodules a move of RD recurses into, depth first.
+  for (const FieldDecl *FD : RD->fields()) {
+    if (!Registered.contains(FD->getCanonicalDecl()))
+      continue;
+    const CXXRecordDecl *Sub = moduleClassOf(FD->getType());
+    if (!Sub)
+      continue;
+    Via.push_back(FD);
+    if (const Move *M = ConstructorMoves.lookup(Sub))
+      return M;
+    if (const Move *M = findConstructorMove(Sub, Via, Seen))
+      return M;
+    Via.pop_back();
+  }
+  return nullptr;
+}
+
+bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
+  if (!M.Class)
+    return false;
+  const Move *First = nullptr;
+  llvm::SmallVector<const FieldDecl *, 2> Via;
+  // A variable or member holding the class: its constructor ran first.
+  if (!M.Path.empty())
+    First = ConstructorMoves.lookup(M.Class);
+  if (!First) {
+    llvm::SmallPtrSet<const CXXRecordDecl *, 8> Seen;
+    First = findConstructorMove(M.Class, Via, Seen);
+  }
+  if (!First || First == &M || First->Fn == M.Fn ||
+      !maySameTarget(First->Target, M.Target))
+    return false;
+  std::string Name = M.Path.empty() ? "" : joinNames(M.Path);
+  for (const FieldDecl *FD : Via)
+    Name += (Name.empty() ? "" : ".") + FD->getNameAsString();
+  const auto *Ctor = llvm::cast<CXXConstructorDecl>(First->Fn);
+  diag(M.Call->getExprLoc(),
+       "module '%0' is moved %1 again; it was already moved at line %2 in its constructor, "
+       "so layers rebuilt in between are copied twice; move the model once, after it is "
+       "fully built, and leave the device out of the constructor of '%3'")
+      << Name << describeDestination(M.Target) << line(First->Call)
+      << Ctor->getParent()->getName();
+  diag(First->Call->getExprLoc(), "'%0' is first moved here, in the constructor of '%1'",
+       DiagnosticIDs::Note)
+      << Name << Ctor->getParent()->getName();
+  return true;
+}
+
+void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
+  if (Ctx && !Moves.empty()) {
+    const SourceManager &SM = Ctx->getSourceManager();
+    std::stable_sort(Moves.begin(), Moves.end(), [&](const Move &A, const Move &B) {
+      return SM.isBeforeInTranslationUnit(A.Call->getBeginLoc(), B.Call->getBeginLoc());
+    });
+    // Moves a constructor makes on its own object or members.
+    for (const Move &M : Moves)
+      if (const auto *Ctor = llvm::dyn_cast<CXXConstructorDecl>(M.Fn))
+        if (M.Path.empty() || (llvm::isa<FieldDecl>(M.Path[0]) &&
+                               llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())->getCanonicalDecl() ==
+                                   Ctor->getParent()->getCanonicalDecl()))
+          ConstructorMoves.try_emplace(Ctor->getParent()->getCanonicalDecl(), &M);
+
+    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Move *, 4>> ByFunction;
+    for (const Move &M : Moves) {
+      auto &Earlier = ByFunction[M.Fn];
+      if (!checkSameFunction(M, Earlier))
+        checkConstructorMove(M);
+      Earlier.push_back(&M);
+    }
+  }
+  Moves.clear();
+  Registered.clear();
+  ConstructorMoves.clear();
+  Ctx = nullptr;
+}
+
+} // namespace clang::tidy::devcopy
