@@ -21,6 +21,8 @@ options:
   --fix                    apply the checks' fix-its
   --root DIR               paths in reports are relative to DIR (default: git checkout)
   --no-progress            no progress line, even on a terminal
+  --skip-unlisted          a PATH the compile database does not list is skipped
+                           with a note instead of an error (for pre-commit hooks)
 
 exit codes: 0 no new findings, 1 new findings, 2 usage or tool error.
 )";
@@ -62,6 +64,7 @@ Action parseOptions(int argc, const char* const* argv, Options& opts, std::strin
     if (arg == "--help" || arg == "-h") return Action::Help;
     if (arg == "--fix") { opts.fix = true; continue; }
     if (arg == "--no-progress") { opts.progress = false; continue; }
+    if (arg == "--skip-unlisted") { opts.skipUnlisted = true; continue; }
     std::string name = arg, value;
     bool hasValue = false;
     if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {

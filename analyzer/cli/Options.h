@@ -20,6 +20,7 @@ struct Options {
   std::string root;             // --root; "" = enclosing git checkout, else cwd
   bool fix = false;
   bool progress = true;         // --no-progress turns the terminal line off
+  bool skipUnlisted = false;    // --skip-unlisted: PATHs the database lacks are noted, not errors
   std::vector<std::string> paths;
 };
 

@@ -9,6 +9,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace devcopy::cli {
 
@@ -87,16 +88,21 @@ bool selectUnits(const Options& opts, const std::string& cwd,
     }
     units.push_back({abs, db->getCompileCommands(file), estimateCost(abs)});
   }
-  for (std::size_t i = 0; i < filters.size(); ++i)
-    if (!used[i]) {
-      errors.push_back({filters[i], "no translation unit of " + dbPath + " is under '" +
-                                        opts.paths[i] + "'; check the path or rebuild the "
-                                        "compile database"});
-      return false;
+  for (std::size_t i = 0; i < filters.size(); ++i) {
+    if (used[i]) continue;
+    if (opts.skipUnlisted) {
+      llvm::errs() << "devcopy: note: skipping '" << opts.paths[i] << "': " << dbPath
+                   << " does not list it\n";
+      continue;
     }
-  if (units.empty() && errors.empty())
+    errors.push_back({filters[i], "no translation unit of " + dbPath + " is under '" +
+                                      opts.paths[i] + "'; check the path or rebuild the "
+                                      "compile database"});
+    return false;
+  }
+  if (units.empty() && errors.empty() && !opts.skipUnlisted)
     errors.push_back({dbPath, "compile database '" + dbPath + "' lists no translation unit"});
-  return !units.empty();
+  return !units.empty() || (opts.skipUnlisted && errors.empty());
 }
 
 /// Parses a clang-tidy YAML configuration; on failure a one-line reason.

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Runs the README's CI recipe as written, so it cannot rot.
+
+- .github/workflows/devcopy.yml: the `devcopy` step's script runs with bash
+  (as GitHub runs it) from the source root against examples/, with
+  DEVCOPY_BUILD pointing at this build and RUNNER_TEMP at a temporary
+  directory; the file the upload step names must exist and pass Microsoft's
+  SARIF validator. The build step must build the binary the step runs.
+- .pre-commit-hooks.yaml: the hook's entry and args run as pre-commit would,
+  on the staged files its `files` pattern selects, in a mock-header project.
+
+Usage: ci_recipe.py --source DIR --build DIR --devcopy BIN --mock DIR --validator BIN
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from cli_e2e import Failure, check, validate_sarif
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def workflow(args):
+    with open(os.path.join(args.source, ".github/workflows/devcopy.yml")) as f:
+        wf = yaml.safe_load(f)
+    check(wf["permissions"].get("security-events") == "write", "upload-sarif needs security-events: write")
+    job = wf["jobs"]["devcopy"]
+    steps = job["steps"]
+    step = next(s for s in steps if s.get("id") == "devcopy")
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    check(steps.index(upload) > steps.index(step), "upload runs after the analysis")
+    check("failure" not in upload.get("if", "") and "success" not in upload.get("if", ""),
+          "the upload must run when the analysis finds something (exit 1)")
+    build_step = "\n".join(s.get("run", "") for s in steps[: steps.index(step)])
+    check("--target devcopy" in build_step, "a step before the analysis builds target devcopy")
+    check(job["env"]["DEVCOPY_BUILD"] in build_step or "$DEVCOPY_BUILD" in build_step,
+          "the build step uses DEVCOPY_BUILD")
+
+    temp = tempfile.mkdtemp(prefix="devcopy_ci_")
+    env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp)
+    # GitHub runs `shell: bash` as `bash --noprofile --norc -eo pipefail {0}`.
+    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                       cwd=args.source, env=env, capture_output=True, text=True, timeout=900)
+    print(p.stderr, end="")
+    check(p.returncode in (0, 1), f"the devcopy step failed with exit code {p.returncode}")
+    sarif = re.sub(r"\$\{\{\s*runner\.temp\s*\}\}", temp, upload["with"]["sarif_file"])
+    check(os.path.isfile(sarif), f"the upload step's sarif_file {sarif} was not written")
+    validate_sarif(args, sarif)
+    with open(sarif) as f:
+        run = json.load(f)["runs"][0]
+    check(run["tool"]["driver"]["rules"], "rules from rules/ in the upload")
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    check(all(u.startswith("examples/") for u in uris), f"repository-relative paths: {uris}")
+    print(f"workflow: exit {p.returncode}, {len(run['results'])} result(s) uploaded")
+
+
+def pre_commit(args):
+    with open(os.path.join(args.source, ".pre-commit-hooks.yaml")) as f:
+        hook = next(h for h in yaml.safe_load(f) if h["id"] == "devcopy")
+    check(hook["language"] == "system", "the hook runs the installed devcopy")
+    project = tempfile.mkdtemp(prefix="devcopy_hook_")
+    shutil.copytree(os.path.join(HERE, "project"), project, dirs_exist_ok=True)
+    with open(os.path.join(project, "src/unlisted.cpp"), "w") as f:
+        f.write("int unlisted;\n")
+    os.makedirs(os.path.join(project, "build"))
+    with open(os.path.join(project, "build/compile_commands.json"), "w") as f:
+        json.dump([{"directory": project, "file": f"src/{s}",
+                    "arguments": ["clang++", "-std=c++17", f"-I{args.mock}", "-c", f"src/{s}"]}
+                   for s in ("train.cpp", "clean.cpp")], f)
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(args.devcopy)) + os.pathsep +
+               os.environ["PATH"])
+
+    def commit(staged):
+        files = [s for s in staged if re.search(hook["files"], s)]
+        cmd = shlex.split(hook["entry"]) + hook.get("args", []) + files
+        return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+    p = commit(["src/train.cpp", "src/unlisted.cpp", "notes.txt"])
+    check(p.returncode == 1 and "[devcopy-discarded-copy]" in p.stdout,
+          f"a staged file with findings must block the commit: {p.returncode}\n{p.stdout}{p.stderr}")
+    check("skipping 'src/unlisted.cpp'" in p.stderr, f"unlisted file not noted:\n{p.stderr}")
+    p = commit(["src/clean.cpp", "notes.txt"])
+    check(p.returncode == 0 and p.stdout == "", f"a clean commit passes: {p.returncode}\n{p.stdout}{p.stderr}")
+    print("pre-commit hook: blocks findings, passes clean files")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("--source", "--build", "--devcopy", "--mock", "--validator"):
+        ap.add_argument(opt, required=True)
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    try:
+        pre_commit(args)
+        workflow(args)
+    except Failure as e:
+        sys.exit(f"FAIL ci_recipe: {e}")
+    print("ok ci_recipe")
+
+
+if __name__ == "__main__":
+    main()
