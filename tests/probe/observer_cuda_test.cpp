@@ -16,9 +16,10 @@ std::size_t count(const Report& r, std::string_view kind) {
   return r.findings(std::string(kind)).size();
 }
 
-const devcopy::CopyRoute* route(const Report& r, const std::string& src, const std::string& dst) {
+const devcopy::CopyRoute* route(const Report& r, const std::string& src, const std::string& dst,
+                                const std::string& dtype = "float") {
   for (const auto& c : r.copies())
-    if (c.src_device == src && c.dst_device == dst) return &c;
+    if (c.src_device == src && c.dst_device == dst && c.dtype == dtype) return &c;
   return nullptr;
 }
 
@@ -98,6 +99,19 @@ TEST_F(ObserverCuda, CountsDeviceToHostSyncs) {
   ASSERT_NE(route(r, "cuda:0", "cpu"), nullptr);
   EXPECT_EQ(route(r, "cuda:0", "cpu")->count, 1);
   EXPECT_EQ(route(r, "cuda:0", "cpu")->bytes, 64 * 4);
+}
+
+TEST_F(ObserverCuda, AutogradDeviceThreadIsObserved) {
+  auto w = torch::randn({256}, torch::TensorOptions().device(gpu).requires_grad(true));
+  CopyObserver observer;
+  // CUDA backward runs on the autograd engine's device thread: its copy of
+  // the gradient back to float is counted there, and is no finding.
+  w.to(torch::kDouble).sum().backward();
+  const Report r = observer.report();
+  EXPECT_FALSE(r.has_findings()) << r;
+  ASSERT_NE(route(r, "cuda:0", "cuda:0", "double"), nullptr) << r;
+  ASSERT_NE(route(r, "cuda:0", "cuda:0", "float"), nullptr) << r;
+  EXPECT_EQ(route(r, "cuda:0", "cuda:0", "float")->count, 1);
 }
 
 // The seed's forward pass on the GPU: each layer's input "offloaded" with a
