@@ -9,3 +9,8 @@ echo
 echo "== devcopy static analysis of examples/ =="
 # Findings are the point of the demo: a non-zero count is not a failure here.
 build/analyzer/devcopy-tidy --checks='-*,devcopy-*' -p build examples/*.cpp 2>/dev/null || true
+
+echo
+echo "== devcopy runtime probe: examples/probe_duplicates.cpp =="
+# DEVCOPY_PROBE=warn: check() prints rather than throws, whatever the caller's environment.
+DEVCOPY_PROBE=warn build/examples/probe_duplicates
