@@ -20,14 +20,14 @@ int optionsParam(const FunctionDecl &FD) {
 }
 } // namespace
 
-void CreateThenMoveCheck::registerMatchers(MatchFinder *Finder) {
+void CreateThenMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
       expr(matchers::tensorMethodCall({"to", "cuda"}, "move"),
            cxxMemberCallExpr(on(ignoringImplicit(matchers::factoryCall("factory"))))),
       this);
 }
 
-void CreateThenMoveCheck::check(const MatchFinder::MatchResult &Result) {
+void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move");
   const auto *Factory = Result.Nodes.getNodeAs<CallExpr>("factory");
   const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;

@@ -1,7 +1,7 @@
 // devcopy-create-then-move: a tensor made on the host and moved at once.
 #pragma once
 
-#include "clang-tidy/ClangTidyCheck.h"
+#include "DevcopyCheck.h"
 
 namespace clang::tidy::devcopy {
 
@@ -9,14 +9,13 @@ namespace clang::tidy::devcopy {
 /// the tensor is filled on the host, then copied. Passing the device in the
 /// factory's TensorOptions creates it in place. `from_blob(...).to(d)` uploads
 /// real host data and is not flagged. See rules/devcopy-create-then-move.md.
-class CreateThenMoveCheck : public ClangTidyCheck {
+class CreateThenMoveCheck : public DevcopyCheck {
 public:
-  using ClangTidyCheck::ClangTidyCheck;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
-  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  using DevcopyCheck::DevcopyCheck;
+
+protected:
+  void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
+  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 };
 
 } // namespace clang::tidy::devcopy

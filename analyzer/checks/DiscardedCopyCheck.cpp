@@ -14,7 +14,7 @@ AST_MATCHER(VarDecl, isNeverReferenced) {
 }
 } // namespace
 
-void DiscardedCopyCheck::registerMatchers(MatchFinder *Finder) {
+void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
   // The call is the whole statement (through the temporaries a returned
   // Tensor leaves behind). `(void)x.to(d)` says the discard is intended.
   auto Discarded = expr(ignoringImplicit(matchers::copyCall("copy")));
@@ -32,7 +32,7 @@ void DiscardedCopyCheck::registerMatchers(MatchFinder *Finder) {
                      this);
 }
 
-void DiscardedCopyCheck::check(const MatchFinder::MatchResult &Result) {
+void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy");
   const auto *Recv = Result.Nodes.getNodeAs<Expr>("copy.recv");
   if (!Call || !Recv || Call->getBeginLoc().isInvalid())

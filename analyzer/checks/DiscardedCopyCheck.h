@@ -1,7 +1,7 @@
 // devcopy-discarded-copy: a copying Tensor call whose result is never used.
 #pragma once
 
-#include "clang-tidy/ClangTidyCheck.h"
+#include "DevcopyCheck.h"
 
 namespace clang::tidy::devcopy {
 
@@ -9,14 +9,13 @@ namespace clang::tidy::devcopy {
 /// never read: the copy is made and dropped, `x` is unchanged. Module::to is
 /// in place and never flagged. Fix-it: assign the result back to `x` when `x`
 /// is a modifiable variable. See rules/devcopy-discarded-copy.md.
-class DiscardedCopyCheck : public ClangTidyCheck {
+class DiscardedCopyCheck : public DevcopyCheck {
 public:
-  using ClangTidyCheck::ClangTidyCheck;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
-  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  using DevcopyCheck::DevcopyCheck;
+
+protected:
+  void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
+  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 };
 
 } // namespace clang::tidy::devcopy

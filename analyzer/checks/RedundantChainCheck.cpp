@@ -36,7 +36,7 @@ bool inMacro(const Expr &E) {
 }
 } // namespace
 
-void RedundantChainCheck::registerMatchers(MatchFinder *Finder) {
+void RedundantChainCheck::registerCheckMatchers(MatchFinder *Finder) {
   // One copy fed straight into another.
   Finder->addMatcher(
       expr(matchers::copyCall("outer"),
@@ -49,7 +49,7 @@ void RedundantChainCheck::registerMatchers(MatchFinder *Finder) {
                      this);
 }
 
-void RedundantChainCheck::check(const MatchFinder::MatchResult &Result) {
+void RedundantChainCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const auto *Inner = Result.Nodes.getNodeAs<CXXMemberCallExpr>("inner");
   const auto *Recv = Result.Nodes.getNodeAs<Expr>("inner.recv");
   if (!Inner || !Recv)

@@ -1,7 +1,7 @@
 // devcopy-redundant-chain: a copy whose result is copied again at once.
 #pragma once
 
-#include "clang-tidy/ClangTidyCheck.h"
+#include "DevcopyCheck.h"
 
 namespace clang::tidy::devcopy {
 
@@ -11,14 +11,13 @@ namespace clang::tidy::devcopy {
 /// `y.copy_(x.to(d))` (a temporary made only to feed copy_, which converts
 /// itself). Fix-its where the combined call is unambiguous.
 /// See rules/devcopy-redundant-chain.md.
-class RedundantChainCheck : public ClangTidyCheck {
+class RedundantChainCheck : public DevcopyCheck {
 public:
-  using ClangTidyCheck::ClangTidyCheck;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
-  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  using DevcopyCheck::DevcopyCheck;
+
+protected:
+  void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
+  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   void checkChain(const CXXMemberCallExpr &Outer, const CXXMemberCallExpr &Inner,

@@ -1,0 +1,75 @@
+#include "DevcopyCheck.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::devcopy {
+
+DevcopyCheck::DevcopyCheck(StringRef Name, ClangTidyContext *Context)
+    : ClangTidyCheck(Name, Context),
+      Mode(Options.getLocalOrGlobal("MainFileOnly", "auto")) {
+  if (Mode == "true" || Mode == "1")
+    LimitToMainFile = true;
+  else if (Mode == "false" || Mode == "0")
+    LimitToMainFile = false;
+  else
+    LimitToMainFile = onlyDevcopyChecks(Context->getOptions().Checks.value_or(""));
+}
+
+void DevcopyCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "MainFileOnly", Mode);
+}
+
+bool DevcopyCheck::onlyDevcopyChecks(StringRef Globs) {
+  // Later globs win, so "-*" drops everything enabled before it; a negative
+  // glob only narrows. Whatever positive glob is left decides.
+  llvm::SmallVector<StringRef, 16> Enabled;
+  llvm::SmallVector<StringRef, 16> Parts;
+  Globs.split(Parts, ',', -1, false);
+  for (StringRef P : Parts) {
+    for (StringRef G : llvm::split(P, '\n')) {
+      G = G.trim();
+      if (G.empty())
+        continue;
+      if (G.consume_front("-")) {
+        if (G.trim() == "*")
+          Enabled.clear();
+        continue;
+      }
+      Enabled.push_back(G);
+    }
+  }
+  for (StringRef G : Enabled)
+    if (!G.starts_with("devcopy") && !G.starts_with("clang-diagnostic-"))
+      return false;
+  return true;
+}
+
+void DevcopyCheck::registerMatchers(MatchFinder *Finder) {
+  if (LimitToMainFile)
+    Finder->addMatcher(translationUnitDecl().bind("devcopy.tu"), this);
+  registerCheckMatchers(Finder);
+}
+
+void DevcopyCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *TU = Result.Nodes.getNodeAs<TranslationUnitDecl>("devcopy.tu");
+  if (!TU) {
+    checkMatch(Result);
+    return;
+  }
+  // The TU is matched before its children are walked, and the walk reads the
+  // traversal scope only then: narrowing it here takes effect for this run.
+  ASTContext &Ctx = *Result.Context;
+  std::vector<Decl *> Scope = Ctx.getTraversalScope();
+  if (Scope.size() != 1 || !isa<TranslationUnitDecl>(Scope.front()))
+    return; // already narrowed (another devcopy check, or clangd)
+  const SourceManager &SM = Ctx.getSourceManager();
+  Scope.clear();
+  for (Decl *D : TU->decls())
+    if (!D->isImplicit() && SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      Scope.push_back(D);
+  Ctx.setTraversalScope(Scope);
+}
+
+} // namespace clang::tidy::devcopy

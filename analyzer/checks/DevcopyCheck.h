@@ -1,0 +1,45 @@
+// Base class of the devcopy checks: keeps the AST walk to the main file.
+//
+// <torch/torch.h> is ~280k lines. clang-tidy's matcher walk visits all of it
+// for every run with a matcher registered, which alone costs more than the 10%
+// the analyzer may add to a parse. Every devcopy rule is about the user's code,
+// so a DevcopyCheck, on the first node of the walk (the translation unit),
+// narrows ASTContext's traversal scope to the top-level declarations of the
+// main file, as clangd does. The scope is shared by every check of the run, so
+// it is narrowed only when all enabled checks are devcopy checks, unless the
+// option says otherwise:
+//
+//   MainFileOnly: auto (default) | true | false
+//     (CheckOptions: {devcopy-<name>.MainFileOnly: false}, or MainFileOnly)
+#pragma once
+
+#include "clang-tidy/ClangTidyCheck.h"
+
+namespace clang::tidy::devcopy {
+
+class DevcopyCheck : public ClangTidyCheck {
+public:
+  DevcopyCheck(StringRef Name, ClangTidyContext *Context);
+  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus;
+  }
+  void registerMatchers(ast_matchers::MatchFinder *Finder) final;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) final;
+  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
+
+  /// True when a --checks glob list enables no check outside devcopy-*
+  /// (clang-diagnostic-* are compiler warnings, not AST checks).
+  static bool onlyDevcopyChecks(StringRef Globs);
+
+protected:
+  /// The check's own matchers (what registerMatchers is for other checks).
+  virtual void registerCheckMatchers(ast_matchers::MatchFinder *Finder) = 0;
+  /// The check's own results (what check is for other checks).
+  virtual void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) = 0;
+
+private:
+  std::string Mode;        // the MainFileOnly option as written
+  bool LimitToMainFile;    // resolved for this run
+};
+
+} // namespace clang::tidy::devcopy
