@@ -89,6 +89,9 @@ def main():
     ap.add_argument("compiler_args", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     extra = args.compiler_args[1:] if args.compiler_args[:1] == ["--"] else args.compiler_args
+    # The fixture runs from a temporary copy: its own `#include "..."` still
+    # resolve next to the original (project headers, e.g. fixtures/include/).
+    extra = extra + ["-iquote", os.path.dirname(os.path.abspath(args.fixture))]
 
     name = os.path.basename(args.fixture)
     source = open(args.fixture, encoding="utf-8").read()
