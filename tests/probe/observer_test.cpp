@@ -80,6 +80,9 @@ TEST(Observer, OffloadForwardReportsOneDiscardedCopyPerLayer) {
   EXPECT_EQ(c->count, kLayers);
   EXPECT_EQ(c->bytes, kLayers * kActivationBytes);
   EXPECT_EQ(r.host_syncs(), 0);
+  // A host-to-host non_blocking copy has no pageable-memory problem.
+  EXPECT_EQ(count(r, rules::kIneffectiveNonBlocking), 0u);
+  EXPECT_EQ(count(r, rules::kStaleAfterMove), 0u);
   std::ostringstream text;
   text << r;
   EXPECT_NE(text.str().find("freed unread while the source stayed alive"), std::string::npos);
@@ -283,6 +286,8 @@ TEST(ObserverAssertions, PassOnUsedCopiesAndFailOnDiscardedOnes) {
   g_x = torch::randn({8});
   EXPECT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble).sum());
   ASSERT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble).sum());
+  // A statement with commas, and several statements, in one assertion.
+  EXPECT_NO_DISCARDED_COPIES(auto y = g_x.to(torch::kDouble, false, true); y.sum());
   EXPECT_NONFATAL_FAILURE(EXPECT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble)), "discarded-copy");
   EXPECT_FATAL_FAILURE(ASSERT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble)), "discarded-copy");
 }
