@@ -1,5 +1,6 @@
 #include "Project.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -86,7 +87,16 @@ bool selectUnits(const Options& opts, const std::string& cwd,
                                  " but does not exist; regenerate the compile database"});
       continue;
     }
-    units.push_back({abs, db->getCompileCommands(file), estimateCost(abs)});
+    auto commands = db->getCompileCommands(file);
+    // ClangTool aborts the process when a command's directory is missing.
+    auto gone = std::find_if(commands.begin(), commands.end(),
+                             [](const auto& c) { return !fs::is_directory(c.Directory); });
+    if (gone != commands.end()) {
+      errors.push_back({abs, "the compile command of '" + abs + "' runs in '" + gone->Directory +
+                                 "', which does not exist; regenerate " + dbPath});
+      continue;
+    }
+    units.push_back({abs, std::move(commands), estimateCost(abs)});
   }
   for (std::size_t i = 0; i < filters.size(); ++i) {
     if (used[i]) continue;

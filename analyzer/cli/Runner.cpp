@@ -16,6 +16,7 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "devcopy/rules_catalog.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -133,7 +134,8 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
   return f;
 }
 
-std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& config) {
+std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& config,
+                                bool& crashed) {
   // A physical file system of its own: ClangTool changes its working
   // directory, and the process-wide one would race between workers.
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
@@ -164,7 +166,12 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
   context.setDiagnosticsEngine(&engine);
   tool.setDiagnosticConsumer(&consumer);
   TidyActionFactory factory(context, fs);
-  tool.run(&factory);
+  // A crash in a check or in clang loses this unit, not the whole run.
+  llvm::CrashRecoveryContext recovery;
+  if (!recovery.RunSafely([&] { tool.run(&factory); })) {
+    crashed = true;
+    return {};
+  }
   std::vector<Finding> out;
   for (const ClangTidyError& e : consumer.take()) out.push_back(convert(e, unit.file));
   return out;
@@ -172,20 +179,23 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
 
 }  // namespace
 
-std::vector<Finding> analyzeUnits(const std::vector<TranslationUnit>& units,
-                                  const TidyConfig& config, unsigned jobs, bool progress) {
+void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& config,
+                  unsigned jobs, bool progress, std::vector<Finding>& findings,
+                  std::vector<ToolError>& errors) {
+  llvm::CrashRecoveryContext::Enable();
   std::vector<const TranslationUnit*> order;
   for (const TranslationUnit& u : units) order.push_back(&u);
   // Longest first: a LibTorch unit started last would leave the other workers idle.
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->cost > b->cost; });
   std::vector<std::vector<Finding>> perUnit(order.size());
+  std::unique_ptr<bool[]> crashed(new bool[order.size()]());
   std::atomic<std::size_t> next{0};
   std::size_t done = 0;
   std::mutex mu;
   auto worker = [&] {
     for (std::size_t i; (i = next++) < order.size();) {
-      perUnit[i] = analyzeOne(*order[i], config);
+      perUnit[i] = analyzeOne(*order[i], config, crashed[i]);
       if (!progress) continue;
       std::lock_guard<std::mutex> lock(mu);
       std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++done, order.size(),
@@ -199,10 +209,13 @@ std::vector<Finding> analyzeUnits(const std::vector<TranslationUnit>& units,
   worker();
   for (std::thread& t : threads) t.join();
   if (progress && !order.empty()) std::fprintf(stderr, "\r\033[K");
-  std::vector<Finding> all;
-  for (auto& v : perUnit)
-    for (Finding& f : v) all.push_back(std::move(f));
-  return all;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (crashed[i])
+      errors.push_back({order[i]->file, "analyzing '" + order[i]->file +
+                                            "' crashed; please report it with that file, and "
+                                            "leave the file out of the analyzed paths meanwhile"});
+    for (Finding& f : perUnit[i]) findings.push_back(std::move(f));
+  }
 }
 
 }  // namespace devcopy::cli

@@ -34,9 +34,11 @@ struct TranslationUnit {
 
 /// Analyzes `units` on `jobs` threads, each with its own clang-tidy run and
 /// file system (ClangTool's working directory must not be process-wide).
-/// Positions in the result carry file and offset; lines are not filled yet.
-/// Diagnostics named clang-diagnostic-error are compile errors.
-std::vector<Finding> analyzeUnits(const std::vector<TranslationUnit>& units,
-                                  const TidyConfig& config, unsigned jobs, bool progress);
+/// Positions in the findings carry file and offset; lines are not filled yet.
+/// Diagnostics named clang-diagnostic-error are compile errors. A unit whose
+/// analysis crashes adds an error; the others go on.
+void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& config,
+                  unsigned jobs, bool progress, std::vector<Finding>& findings,
+                  std::vector<ToolError>& errors);
 
 }  // namespace devcopy::cli

@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
 
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   bool progress = opts.progress && isatty(STDERR_FILENO);
-  results.findings = analyzeUnits(units, config, jobs, progress);
+  analyzeUnits(units, config, jobs, progress, results.findings, results.errors);
   results.analyzed = unsigned(units.size());
 
   SourceText sources;
