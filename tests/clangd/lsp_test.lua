@@ -7,7 +7,10 @@
 -- Environment: DEVCOPY_CLANGD (server), DEVCOPY_LSP_FILE (fixture),
 -- DEVCOPY_LSP_CDB (directory holding compile_commands.json), optional
 -- DEVCOPY_LSP_MUTATE=range|missing (corrupt the expectations: the test must
--- then fail; ctest checks that it does, so the assertions are known to bite).
+-- then fail; ctest checks that it does, so the assertions are known to bite),
+-- optional DEVCOPY_LSP_EXPECT: a file of `<check> <line>:<col>` lines (what
+-- clang-tidy reports for a file that cannot carry annotations, an example):
+-- diagnostics are then compared by start position, with no fix step.
 --
 -- Annotations: a comment line whose carets sit under the reported range of
 -- the line above it, then the check name, and `fix` for the one to apply:
@@ -38,6 +41,25 @@ local function fmt_range(r)
 end
 
 local function key(code, range) return code .. ' @ ' .. fmt_range(range) end
+
+-- Set when the expectations are positions (DEVCOPY_LSP_EXPECT): clang-tidy
+-- reports a point, clangd a range, which must contain it.
+local points = false
+local function fmt_point(p) return string.format('%d:%d', p.line + 1, p.character + 1) end
+local function before(a, b) return a.line < b.line or (a.line == b.line and a.character < b.character) end
+local function contains(range, p) return not before(p, range.start) and before(p, range['end']) end
+
+-- Reads `<check> <line>:<col>` lines (1-based) from a file.
+local function point_expectations(path)
+  local out = {}
+  for text in io.lines(path) do
+    local code, line, col = text:match('^(devcopy%-[%w%-]+) (%d+):(%d+)$')
+    assert(code, 'lsp_test: bad line in ' .. path .. ': ' .. text)
+    out[#out + 1] = { code = code, fix = false, range = {
+      start = { line = tonumber(line) - 1, character = tonumber(col) - 1 } } }
+  end
+  return out
+end
 
 -- Reads the caret annotations from the buffer's lines.
 local function expectations(lines)
@@ -70,12 +92,33 @@ local function mutate(expected, how)
   end
 end
 
+local function is_devcopy(d) return type(d.code) == 'string' and d.code:match('^devcopy%-') end
+
+-- Pairs each expected point with a diagnostic of that check covering it.
+local function compare_points(what, expected, diags)
+  local used = {}
+  for _, e in ipairs(expected) do
+    local found
+    for i, d in ipairs(diags) do
+      if not used[i] and is_devcopy(d) and d.code == e.code and contains(d.range, e.range.start) then
+        found = i; break
+      end
+    end
+    if found then used[found] = true
+    else fail(what .. ': missing diagnostic ' .. e.code .. ' covering ' .. fmt_point(e.range.start)) end
+  end
+  for i, d in ipairs(diags) do
+    if is_devcopy(d) and not used[i] then fail(what .. ': unexpected diagnostic ' .. key(d.code, d.range)) end
+  end
+end
+
 -- Compares devcopy diagnostics with the expectations as multisets.
 local function compare(what, expected, diags)
+  if points then return compare_points(what, expected, diags) end
   local want, got = {}, {}
   for _, e in ipairs(expected) do local k = key(e.code, e.range); want[k] = (want[k] or 0) + 1 end
   for _, d in ipairs(diags) do
-    if type(d.code) == 'string' and d.code:match('^devcopy%-') then
+    if is_devcopy(d) then
       local k = key(d.code, d.range); got[k] = (got[k] or 0) + 1
     end
   end
@@ -125,14 +168,26 @@ local function run()
     return current()
   end
 
-  local expected = expectations(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
-  assert(#expected > 0, 'the fixture has no annotations')
+  local expected
+  local expect_file = env('DEVCOPY_LSP_EXPECT', '')
+  if expect_file ~= '' then
+    points = true
+    expected = point_expectations(expect_file)
+  else
+    expected = expectations(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+  end
+  assert(#expected > 0, 'no expected diagnostic: nothing to test')
   mutate(expected, env('DEVCOPY_LSP_MUTATE', ''))
 
   local diags = diagnostics_for_current_version('after open')
   log(string.format('after open: %d diagnostics', #diags))
   for _, d in ipairs(diags) do log('  ' .. key(tostring(d.code), d.range) .. ': ' .. d.message) end
   compare('after open', expected, diags)
+
+  if points then
+    client.stop()
+    return
+  end
 
   -- The diagnostic to fix: the first annotation marked `fix`.
   local target
