@@ -10,7 +10,8 @@
 -- then fail; ctest checks that it does, so the assertions are known to bite),
 -- optional DEVCOPY_LSP_EXPECT: a file of `<check> <line>:<col>` lines (what
 -- clang-tidy reports for a file that cannot carry annotations, an example):
--- diagnostics are then compared by start position, with no fix step.
+-- each must then lie inside one published range of that check, every devcopy
+-- diagnostic must be claimed, and there is no fix step.
 --
 -- Annotations: a comment line whose carets sit under the reported range of
 -- the line above it, then the check name, and `fix` for the one to apply:
