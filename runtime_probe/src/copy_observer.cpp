@@ -55,6 +55,7 @@ struct Frame {
 constexpr int kMaxFrames = 128;
 thread_local Frame t_frames[kMaxFrames];
 thread_local int t_depth = 0;
+thread_local unsigned t_ops = 0;  // ops seen while unread copies exist
 
 void push(const void* id, const char* name, Kind kind) {
   if (t_depth < kMaxFrames) t_frames[t_depth] = Frame{id, name, kind};
@@ -250,7 +251,8 @@ void on_sync(const at::RecordFunction& fn) {
   Hub::get().synced();
 }
 
-// Storages of every tensor an op reads, for the unread-copy table.
+// Storages of every tensor an op reads that may be an unread copy. Without
+// one, the hub is visited only every kPollEvery ops, to find dead copies.
 void on_inputs(const at::RecordFunction& fn, Kind kind) {
   const auto in = fn.inputs();
   // copy_ writes its first argument: that is no read.
@@ -259,13 +261,17 @@ void on_inputs(const at::RecordFunction& fn, Kind kind) {
   for (size_t i = first; i < in.size(); ++i) {
     const c10::IValue& v = in[i];
     if (v.isTensor()) {
-      if (auto* s = storage_of(v.toTensor())) read.push_back(s);
+      auto* s = storage_of(v.toTensor());
+      if (s && Hub::maybe_unread(s)) read.push_back(s);
     } else if (v.isList()) {
-      for (const c10::IValue& item : v.toListRef())
-        if (item.isTensor())
-          if (auto* s = storage_of(item.toTensor())) read.push_back(s);
+      for (const c10::IValue& item : v.toListRef()) {
+        if (!item.isTensor()) continue;
+        auto* s = storage_of(item.toTensor());
+        if (s && Hub::maybe_unread(s)) read.push_back(s);
+      }
     }
   }
+  if (read.empty() && ++t_ops % Hub::kPollEvery != 0) return;
   Hub::get().read(read.data(), read.size());
 }
 

@@ -1,8 +1,8 @@
 // The hub's bookkeeping and the CopyObserver members. Unread copies live in a
-// vector (swap-remove) indexed by destination storage; each op that runs
-// while some are pending checks two of them for death, round robin, so a
-// copy dropped at the end of a statement is found at the next op, and a
-// long-lived unread copy costs each op O(1), not O(pending).
+// vector (swap-remove) indexed by destination storage; each visit from the
+// callback (an op that may read one, or every kPollEvery-th op) checks four
+// of them for death, round robin, so a dropped copy is found within a few
+// ops, and a long-lived unread copy costs an op O(1), not O(pending).
 #include "copy_observer_hub.h"
 
 #include <torch/nn/module.h>
@@ -21,6 +21,7 @@ constexpr std::size_t kPruneMoves = 4096;
 
 std::atomic<bool> Hub::active_{false};
 std::atomic<std::size_t> Hub::unread_{0};
+std::atomic<std::uint64_t> Hub::filter_{0};
 
 Hub& Hub::get() {
   static Hub* hub = new Hub;  // intentionally leaked, see the header
@@ -97,6 +98,7 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
   if (unread_index_.count(key)) return;  // already watched (cannot happen for a fresh result)
   unread_index_[key] = unread_list_.size();
   unread_list_.push_back(Unread{std::move(facts.dst), std::move(facts.src), seq, std::move(event)});
+  filter_.fetch_or(bit(key), std::memory_order_relaxed);
   publish();
 }
 
@@ -123,8 +125,18 @@ void Hub::read(const c10::StorageImpl* const* storages, std::size_t n) {
     auto it = unread_index_.find(storages[i]);
     if (it != unread_index_.end()) forget(it->second);
   }
-  poll(2);
+  poll(4);
   publish();
+}
+
+// Callers hold mu_. Rebuilding the filter is O(unread); past 64 entries it
+// is nearly all ones anyway, so it is only rebuilt below that.
+void Hub::publish() {
+  unread_.store(unread_list_.size(), std::memory_order_relaxed);
+  if (unread_list_.size() > 64) return;
+  std::uint64_t bits = 0;
+  for (const Unread& u : unread_list_) bits |= bit(u.dst._unsafe_get_target());
+  filter_.store(bits, std::memory_order_relaxed);
 }
 
 void Hub::forget(std::size_t i) {

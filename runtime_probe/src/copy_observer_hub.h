@@ -1,7 +1,8 @@
 // The shared state behind every CopyObserver: one process-wide hub, fed by
 // the RecordFunction callback (copy_observer.cpp) and read by report().
 // Everything in it is guarded by one mutex; the callback's per-op fast path
-// reads only the two atomics.
+// reads only the atomics (and takes the mutex only when an input may be an
+// unread copy, or every kPollEvery ops to look for dead ones).
 #pragma once
 
 #include <c10/core/StorageImpl.h>
@@ -50,6 +51,14 @@ class Hub {
   static Hub& get();
   static bool active() { return active_.load(std::memory_order_relaxed); }
   static bool has_unread() { return unread_.load(std::memory_order_relaxed) != 0; }
+  /// False when `storage` is certainly no unread copy: a 64-bit filter of
+  /// their addresses, read without the mutex (a stale bit only costs a lock).
+  static bool maybe_unread(const c10::StorageImpl* storage) {
+    return (filter_.load(std::memory_order_relaxed) & bit(storage)) != 0;
+  }
+  /// Ops a thread runs between two checks for dead unread copies when none
+  /// of their inputs may be one.
+  static constexpr unsigned kPollEvery = 16;
 
   void attach(CopyObserver::State* state);
   void detach(CopyObserver::State* state);
@@ -78,11 +87,17 @@ class Hub {
 
   void forget(std::size_t i);
   void poll(std::size_t budget);  // checks up to `budget` unread copies for death
-  void publish() { unread_.store(unread_list_.size(), std::memory_order_relaxed); }
+  void publish();
+  static std::uint64_t bit(const c10::StorageImpl* s) {
+    // Fibonacci hashing of the address (allocations are 16-byte aligned).
+    return std::uint64_t{1} << ((reinterpret_cast<std::uintptr_t>(s) >> 4) *
+                                    0x9E3779B97F4A7C15ull >> 58);
+  }
   std::string name_of(const c10::TensorImpl* impl) const;
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
+  static std::atomic<std::uint64_t> filter_;
 
   std::mutex mu_;
   std::vector<CopyObserver::State*> observers_;

@@ -251,6 +251,20 @@ TEST(Observer, ThreadsCountExactly) {
   EXPECT_EQ(route(r, "cpu", "cpu", "c10::Half")->count, kThreads * kIters);
 }
 
+TEST(Observer, ManyLiveUnreadCopiesAreTrackedExactly) {
+  // More unread copies than the lock-free filter has bits: reads and deaths
+  // must still be matched one by one.
+  auto x = torch::randn({4});
+  CopyObserver observer;
+  std::vector<torch::Tensor> copies;
+  for (int i = 0; i < 100; ++i) copies.push_back(x.to(torch::kDouble));
+  for (int i = 0; i < 200; ++i) x.add(1);  // unrelated ops while they live
+  for (int i = 0; i < 100; i += 2) copies[i].sum();  // read half of them
+  copies.clear();
+  for (int i = 0; i < 50; ++i) x.add(1);
+  EXPECT_EQ(count(observer.report(), rules::kDiscardedCopy), 50u);
+}
+
 TEST(Observer, NestedObserversSeeTheirOwnLifetime) {
   auto x = torch::randn({8});
   CopyObserver outer;
