@@ -1,7 +1,7 @@
 // CopyObserver: a global RecordFunction callback that sees every op on every
 // thread. Per op it only pushes a frame on a thread-local stack and compares
 // the op name; the bookkeeping (under one mutex) runs for copy_, set_data and
-// syncs, and for the inputs of every op while some copy is still unread.
+// syncs, and for inputs that may be unread copies (a lock-free filter says).
 //
 // Why copy_: `to` -> `_to_copy` -> `empty_strided` + `copy_`, `clone` ->
 // `copy_`, `t.copy_(s)` -> `copy_`. Counting at the outermost copy_ counts each
