@@ -5,7 +5,7 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
 
-void CopyInLoopCheck::registerMatchers(MatchFinder *Finder) {
+void CopyInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   // Device and dtype conversions only: clone() and contiguous() are asked for
   // by name, and a loop often needs a fresh copy each time.
   Finder->addMatcher(
@@ -31,7 +31,7 @@ bool CopyInLoopCheck::resultMutated(const Expr &Call, LoopInvariance &Inv, ASTCo
   return false;
 }
 
-void CopyInLoopCheck::check(const MatchFinder::MatchResult &Result) {
+void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy");
   const auto *Recv = Result.Nodes.getNodeAs<Expr>("copy.recv");
   if (!Call || !Recv)

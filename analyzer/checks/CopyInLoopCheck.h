@@ -3,22 +3,21 @@
 #pragma once
 
 #include "LoopFacts.h"
-#include "clang-tidy/ClangTidyCheck.h"
+#include "DevcopyCheck.h"
 
 namespace clang::tidy::devcopy {
 
 /// Flags `mask.to(device)` inside a loop when neither `mask` nor `device`
 /// changes in the loop and the copy runs on every iteration: hoist it. Only
 /// main-file code is analysed. See rules/devcopy-copy-in-loop.md.
-class CopyInLoopCheck : public ClangTidyCheck {
+class CopyInLoopCheck : public DevcopyCheck {
 public:
-  using ClangTidyCheck::ClangTidyCheck;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
-  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  using DevcopyCheck::DevcopyCheck;
   void onEndOfTranslationUnit() override { Loops.clear(); }
+
+protected:
+  void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
+  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   /// The copy's result is bound to a local of the loop that is then changed

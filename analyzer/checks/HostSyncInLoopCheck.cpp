@@ -91,7 +91,7 @@ std::string describeSync(llvm::StringRef Method, const std::string &Name) {
 
 } // namespace
 
-void HostSyncInLoopCheck::registerMatchers(MatchFinder *Finder) {
+void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   auto Main = allOf(matchers::isInMainFileCode(), unless(isInTemplateInstantiation()));
   Finder->addMatcher(
       expr(Main, matchers::tensorMethodCall({"item", "tolist", "is_nonzero", "equal",
@@ -105,7 +105,7 @@ void HostSyncInLoopCheck::registerMatchers(MatchFinder *Finder) {
                      this);
 }
 
-void HostSyncInLoopCheck::check(const MatchFinder::MatchResult &Result) {
+void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
   const Expr *Sync = nullptr;
   std::string Method, Name;
@@ -118,6 +118,12 @@ void HostSyncInLoopCheck::check(const MatchFinder::MatchResult &Result) {
   } else if (const auto *Print = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("print")) {
     if (isTensorType(Print->getArg(0)->getType()))
       return; // a tensor's own operator<< (a shift), not printing
+    // Printing the result of cpu() / to(kCPU): that copy is the sync, and is
+    // reported on its own.
+    if (const auto *Inner = llvm::dyn_cast<CXXMemberCallExpr>(ignoreConversions(Print->getArg(1)));
+        Inner && Inner->getMethodDecl() && isTensorType(Inner->getType()) &&
+        describeCopy(*Inner, Ctx).Device == DeviceKind::CPU)
+      return;
     Method = "<<";
     Sync = Print;
     Name = receiverName(Print->getArg(1), Ctx);

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "LoopFacts.h"
-#include "clang-tidy/ClangTidyCheck.h"
+#include "DevcopyCheck.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace clang::tidy::devcopy {
@@ -13,15 +13,14 @@ namespace clang::tidy::devcopy {
 /// the loop, such as `step % 100 == 0`). Silent unless an accelerator is in
 /// play: the function names one, or uses a device chosen elsewhere in a file
 /// that names one. See rules/devcopy-host-sync-in-loop.md.
-class HostSyncInLoopCheck : public ClangTidyCheck {
+class HostSyncInLoopCheck : public DevcopyCheck {
 public:
-  using ClangTidyCheck::ClangTidyCheck;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
-  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  using DevcopyCheck::DevcopyCheck;
   void onEndOfTranslationUnit() override;
+
+protected:
+  void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
+  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   /// What a function (or the main file) shows about devices; see DeviceUse.

@@ -76,15 +76,6 @@ const CXXRecordDecl *moduleClassOf(QualType T, int Depth = 0) {
   return nullptr;
 }
 
-/// A data member of the enclosing object named by \p E (`enc_`, `this->enc_`).
-const FieldDecl *thisField(const Expr *E) {
-  const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(ignoreConversions(E));
-  if (!ME || !llvm::isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
-    return nullptr;
-  const auto *FD = llvm::dyn_cast<FieldDecl>(ME->getMemberDecl());
-  return FD ? FD->getCanonicalDecl() : nullptr;
-}
-
 /// Two moves may go to the same place: not provably to different devices,
 /// and not one a dtype-only conversion where the other only changes device.
 bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
@@ -125,69 +116,98 @@ std::string joinNames(llvm::ArrayRef<const ValueDecl *> Path) {
 
 } // namespace
 
-void RepeatedModuleMoveCheck::registerMatchers(MatchFinder *Finder) {
-  // Whole translation unit but system headers: the class moved in its
-  // constructor usually lives in a header of the project.
-  Finder->addMatcher(expr(unless(isExpansionInSystemHeader()),
-                          unless(isInTemplateInstantiation()), matchers::moduleToCall("move")),
+namespace {
+// How a submodule gets registered, written so that no parent map is needed
+// (headers outside the traversal scope have none): `f = register_module(...)`,
+// `: f(register_module(...))`, and `register_module("f", f)`.
+auto registerCall() { return callExpr(callee(functionDecl(hasName("register_module")))); }
+auto thisMember() {
+  return memberExpr(hasObjectExpression(ignoringParenImpCasts(cxxThisExpr())),
+                    member(fieldDecl().bind("registered")));
+}
+StatementMatcher assignedRegistration() {
+  return cxxOperatorCallExpr(isAssignmentOperator(),
+                             hasArgument(0, ignoringParenImpCasts(thisMember())),
+                             hasArgument(1, hasDescendant(registerCall())));
+}
+DeclarationMatcher initializedRegistration() {
+  return cxxConstructorDecl(forEachConstructorInitializer(
+      cxxCtorInitializer(forField(fieldDecl().bind("registered")),
+                         withInitializer(hasDescendant(registerCall())))));
+}
+StatementMatcher passedRegistration() {
+  auto Member = ignoringImplicit(thisMember());
+  return callExpr(registerCall(),
+                  hasAnyArgument(ignoringImplicit(
+                      anyOf(Member, cxxConstructExpr(hasArgument(0, Member))))));
+}
+/// Top-level namespaces of LibTorch and the standard library: never walked.
+bool isLibraryNamespace(const Decl *D) {
+  const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
+  return NS && NS->getIdentifier() &&
+         llvm::is_contained({"torch", "at", "c10", "caffe2", "std", "__gnu_cxx"}, NS->getName());
+}
+} // namespace
+
+void RepeatedModuleMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
+  // Whole translation unit but system headers (in case the walk is not
+  // narrowed to the main file; see collectFromHeaders for when it is).
+  auto User = unless(isExpansionInSystemHeader());
+  Finder->addMatcher(expr(User, unless(isInTemplateInstantiation()), matchers::moduleToCall("move")),
                      this);
-  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
-                              callee(functionDecl(hasName("register_module"))))
-                         .bind("register"),
-                     this);
+  Finder->addMatcher(stmt(User, anyOf(assignedRegistration(), passedRegistration())), this);
+  Finder->addMatcher(decl(User, initializedRegistration()), this);
 }
 
-void RepeatedModuleMoveCheck::check(const MatchFinder::MatchResult &Result) {
+void RepeatedModuleMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   Ctx = Result.Context;
-  if (const auto *Reg = Result.Nodes.getNodeAs<CallExpr>("register")) {
-    noteRegistered(*Reg, *Ctx);
+  if (const auto *FD = Result.Nodes.getNodeAs<FieldDecl>("registered")) {
+    Registered.insert(FD->getCanonicalDecl());
     return;
   }
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move");
-  if (!Call || Call->getBeginLoc().isInvalid())
+  if (Call)
+    addMove(*Call, enclosingFunction(*Call, *Ctx));
+}
+
+void RepeatedModuleMoveCheck::addMove(const CXXMemberCallExpr &Call, const FunctionDecl *Fn) {
+  if (!Fn || Call.getBeginLoc().isInvalid() || !SeenCalls.insert(&Call).second)
     return;
   Move M;
-  M.Call = Call;
-  M.Fn = enclosingFunction(*Call, *Ctx);
-  const Expr *Obj = Call->getImplicitObjectArgument();
-  if (!M.Fn || !objectPath(Obj, M.Path))
+  M.Call = &Call;
+  M.Fn = Fn;
+  const Expr *Obj = Call.getImplicitObjectArgument();
+  if (!objectPath(Obj, M.Path))
     return;
   // The object's own class, not the torch::nn::Module* it is converted to.
   M.Class = moduleClassOf(Obj->IgnoreParenImpCasts()->getType());
-  M.Target = describeCopy(*Call, *Ctx);
+  M.Target = describeCopy(Call, *Ctx);
   Moves.push_back(std::move(M));
 }
 
-void RepeatedModuleMoveCheck::noteRegistered(const CallExpr &Reg, ASTContext &Ctx) {
-  // register_module("enc", enc_): the member passed in.
-  for (const Expr *Arg : Reg.arguments())
-    if (const FieldDecl *FD = thisField(Arg))
-      Registered.insert(FD);
-  // enc_ = register_module(...), or `: enc_(register_module(...))`.
-  DynTypedNode Cur = DynTypedNode::create(Reg);
-  for (int Depth = 0; Depth < 10; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      return;
-    Cur = Parents[0];
-    if (const auto *Init = Cur.get<CXXCtorInitializer>()) {
-      if (const FieldDecl *FD = Init->getMember())
-        Registered.insert(FD->getCanonicalDecl());
-      return;
-    }
-    const auto *E = Cur.get<Expr>();
-    if (!E)
-      return;
-    const Expr *LHS = nullptr;
-    if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E); Op && Op->isAssignmentOp())
-      LHS = Op->getArg(0);
-    else if (const auto *BO = llvm::dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
-      LHS = BO->getLHS();
-    if (LHS) {
-      if (const FieldDecl *FD = thisField(LHS))
-        Registered.insert(FD);
-      return;
-    }
+void RepeatedModuleMoveCheck::collectFromHeaders() {
+  // The class moved in its constructor usually lives in a header of the
+  // project, which the walk skips when it is narrowed to the main file (and
+  // clangd always narrows it). The project's own headers are walked here,
+  // only when the main file moves a module; LibTorch's are never walked.
+  const SourceManager &SM = Ctx->getSourceManager();
+  for (Decl *D : Ctx->getTranslationUnitDecl()->decls()) {
+    SourceLocation Loc = SM.getExpansionLoc(D->getLocation());
+    if (D->isImplicit() || Loc.isInvalid() || SM.isInMainFile(Loc) ||
+        SM.isInSystemHeader(Loc) || isLibraryNamespace(D))
+      continue;
+    for (const BoundNodes &N :
+         match(decl(forEachDescendant(functionDecl(isDefinition(),
+                                                   forEachDescendant(expr(matchers::moduleToCall("move"))))
+                                          .bind("fn"))),
+               *D, *Ctx))
+      addMove(*N.getNodeAs<CXXMemberCallExpr>("move"), N.getNodeAs<FunctionDecl>("fn"));
+    for (const BoundNodes &N :
+         match(decl(anyOf(forEachDescendant(stmt(anyOf(assignedRegistration(),
+                                                       passedRegistration()))),
+                          forEachDescendant(initializedRegistration()))),
+               *D, *Ctx))
+      Registered.insert(N.getNodeAs<FieldDecl>("registered")->getCanonicalDecl());
   }
 }
 
@@ -352,19 +372,30 @@ bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
 void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
   if (Ctx && !Moves.empty()) {
     const SourceManager &SM = Ctx->getSourceManager();
+    if (llvm::any_of(Moves, [&](const Move &M) {
+          return SM.isInMainFile(SM.getExpansionLoc(M.Call->getBeginLoc()));
+        }))
+      collectFromHeaders();
     std::stable_sort(Moves.begin(), Moves.end(), [&](const Move &A, const Move &B) {
       return SM.isBeforeInTranslationUnit(A.Call->getBeginLoc(), B.Call->getBeginLoc());
     });
     // Moves a constructor makes on its own object or members.
-    for (const Move &M : Moves)
-      if (const auto *Ctor = llvm::dyn_cast<CXXConstructorDecl>(M.Fn))
-        if (M.Path.empty() || (llvm::isa<FieldDecl>(M.Path[0]) &&
-                               llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())->getCanonicalDecl() ==
-                                   Ctor->getParent()->getCanonicalDecl()))
-          ConstructorMoves.try_emplace(Ctor->getParent()->getCanonicalDecl(), &M);
-
+    for (const Move &M : Moves) {
+      const auto *Ctor = llvm::dyn_cast<CXXConstructorDecl>(M.Fn);
+      if (!Ctor)
+        continue;
+      const CXXRecordDecl *Class = Ctor->getParent()->getCanonicalDecl();
+      if (M.Path.empty() || (llvm::isa<FieldDecl>(M.Path[0]) &&
+                             llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())
+                                     ->getCanonicalDecl() == Class))
+        ConstructorMoves.try_emplace(Class, &M);
+    }
+    // Reported in the main file only, whether or not the walk covered headers,
+    // so every front end and mode gives the same findings.
     llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Move *, 4>> ByFunction;
     for (const Move &M : Moves) {
+      if (!SM.isInMainFile(SM.getExpansionLoc(M.Call->getBeginLoc())))
+        continue;
       auto &Earlier = ByFunction[M.Fn];
       if (!checkSameFunction(M, Earlier))
         checkConstructorMove(M);
@@ -372,6 +403,7 @@ void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
     }
   }
   Moves.clear();
+  SeenCalls.clear();
   Registered.clear();
   ConstructorMoves.clear();
   Ctx = nullptr;

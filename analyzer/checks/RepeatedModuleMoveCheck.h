@@ -2,7 +2,7 @@
 #pragma once
 
 #include "TorchMatchers.h"
-#include "clang-tidy/ClangTidyCheck.h"
+#include "DevcopyCheck.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <vector>
 
@@ -12,16 +12,11 @@ namespace clang::tidy::devcopy {
 /// in one function (directly, or through an owner's recursive move), or moved
 /// in its own constructor and again by whoever holds it (the owner moving
 /// itself or the member, or a function moving the object it created). Moves
-/// are collected over the whole translation unit (outside system headers) and
-/// compared at its end. See rules/devcopy-repeated-module-move.md.
-class RepeatedModuleMoveCheck : public ClangTidyCheck {
+/// are collected over the main file and the project's own headers (never
+/// LibTorch's) and compared at the end of the translation unit. See rules/devcopy-repeated-module-move.md.
+class RepeatedModuleMoveCheck : public DevcopyCheck {
 public:
-  using ClangTidyCheck::ClangTidyCheck;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
-  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  using DevcopyCheck::DevcopyCheck;
   void onEndOfTranslationUnit() override;
 
   /// One Module::to call.
@@ -35,8 +30,13 @@ public:
     CopyTarget Target;
   };
 
+protected:
+  void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
+  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+
 private:
-  void noteRegistered(const CallExpr &Reg, ASTContext &Ctx);
+  void addMove(const CXXMemberCallExpr &Call, const FunctionDecl *Fn);
+  void collectFromHeaders();
   bool checkSameFunction(const Move &Later, llvm::ArrayRef<const Move *> Earlier);
   bool checkConstructorMove(const Move &M);
   bool allRegistered(llvm::ArrayRef<const ValueDecl *> Fields) const;
@@ -49,6 +49,7 @@ private:
   unsigned line(const Expr *E) const;
 
   std::vector<Move> Moves;
+  llvm::SmallPtrSet<const CXXMemberCallExpr *, 16> SeenCalls;
   llvm::SmallPtrSet<const FieldDecl *, 16> Registered;
   llvm::DenseMap<const CXXRecordDecl *, const Move *> ConstructorMoves;
   ASTContext *Ctx = nullptr;
