@@ -166,7 +166,7 @@ def main():
     ap.add_argument("--stock", default="clangd-19")
     ap.add_argument("--file", help="default: the first example including <torch/torch.h>")
     ap.add_argument("--runs", type=int, default=3, help="server starts per binary")
-    ap.add_argument("--edits", type=int, default=5, help="edits per server start")
+    ap.add_argument("--edits", type=int, default=10, help="edits per server start")
     opts = ap.parse_args()
 
     build = Path(opts.build).resolve()
