@@ -42,9 +42,9 @@ with open(os.path.join(db, "compile_commands.json"), "w") as f:
 
 checks = "-*,devcopy-*"
 commands = {
-    "devcopy": [devcopy, "analyze", "-p", db, "--jobs", "2", "--no-progress", "--checks", checks],
+    "devcopy": [devcopy, "analyze", "-p", db, "--jobs", "2", "--no-progress", f"--checks={checks}"],
     "run-clang-tidy": ["run-clang-tidy-19", "-j", "2", "-p", db, "-quiet", "-load", plugin,
-                       "-checks", checks],
+                       f"-checks={checks}"],
 }
 
 def run(name):

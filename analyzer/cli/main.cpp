@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -80,13 +81,11 @@ void splitCompileErrors(std::vector<Finding>& findings, std::vector<ToolError>& 
 
 /// A header's finding reaches us once per unit that includes it.
 void dedupe(std::vector<Finding>& findings) {
-  std::map<std::tuple<std::string, std::string, unsigned, std::string>, bool> seen;
+  std::set<std::tuple<std::string, std::string, unsigned, std::string>> seen;
   std::vector<Finding> unique;
   for (Finding& f : findings)
-    if (!seen[{f.rule, f.where.file, f.where.offset, f.message}]) {
-      seen[{f.rule, f.where.file, f.where.offset, f.message}] = true;
+    if (seen.insert({f.rule, f.where.file, f.where.offset, f.message}).second)
       unique.push_back(std::move(f));
-    }
   findings = std::move(unique);
 }
 

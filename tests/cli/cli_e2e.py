@@ -249,6 +249,9 @@ def case_errors(args):
     p.write(".clang-tidy", "Checks: [unclosed\n")
     expect_error(p.analyze(), p.path(".clang-tidy"), "fix the YAML")
     os.remove(p.path(".clang-tidy"))
+    os.makedirs(p.path("src/.clang-tidy"))  # there, but unreadable as a file
+    expect_error(p.analyze(), p.path("src/.clang-tidy"), "cannot read")
+    os.rmdir(p.path("src/.clang-tidy"))
     expect_error(p.analyze("no/such/dir"), "no/such/dir")
     expect_error(p.analyze("--format", "xml"), "--format")
     expect_error(p.run("analyse"), "analyse")
@@ -262,6 +265,11 @@ def case_errors(args):
     line = expect_error((rc, out, err), "src/broken.cpp:2:", "compile_commands.json")
     found = {(m[1], int(m[2]), m[6]) for m in map(TEXT_LINE.match, out.splitlines()) if m[4] == "warning"}
     check(found == EXPECTED, f"findings of the other units hidden: {sorted(found)}")
+    # A command whose directory is gone (clang's tooling would abort on it).
+    p.write("moved/compile_commands.json", json.dumps([{
+        "directory": p.path("no/such/build"), "file": p.path("src/train.cpp"),
+        "arguments": ["clang++", "-c", p.path("src/train.cpp")]}]))
+    expect_error(p.analyze("-p", "moved"), "no/such/build", "regenerate")
     # A unit listed in the database but gone from disk.
     p.set_sources(["train.cpp", "gone.cpp"])
     rc, out, err = p.analyze()
