@@ -51,11 +51,13 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
   const std::string Dev = T.Method == "cuda" ? NS + "::kCUDA" : T.DeviceText;
 
+  std::optional<uint64_t> Bytes = factoryBytes(*Factory, Ctx);
   auto D = diag(Move->getExprLoc(),
-                "'%0::%1()' fills a new tensor on the host and '%2()' copies it %3 at once: "
+                "'%0::%1()' fills a new %5tensor on the host and '%2()' copies it %3 at once: "
                 "the tensor is written twice and crosses the bus; create it there with "
                 "'%0::TensorOptions().device(%4)'")
-           << NS << FD->getName() << T.Method << describeDestination(T) << Dev;
+           << NS << FD->getName() << T.Method << describeDestination(T) << Dev
+           << (Bytes ? formatBytes(*Bytes) + " " : std::string());
 
   // Fix-it: device into the options, `.to(...)` removed. Only for a plain
   // `.to(device)` / `.cuda()` with no macro in the way.

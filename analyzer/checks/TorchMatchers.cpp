@@ -1,7 +1,9 @@
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include <cstdio>
 
 namespace clang::tidy::devcopy {
 
@@ -388,6 +390,90 @@ const Expr *assignableReceiver(const Expr *Recv, const ASTContext &Ctx) {
   if (!Named || E->getType().isConstQualified() || E->getBeginLoc().isMacroID())
     return nullptr;
   return E->isModifiableLvalue(const_cast<ASTContext &>(Ctx)) == Expr::MLV_Valid ? E : nullptr;
+}
+
+namespace {
+/// Element size of a dtype spelled kHalf, torch::kFloat32, at::ScalarType::Long...
+std::optional<uint64_t> elementSize(llvm::StringRef DType) {
+  DType = DType.rsplit(':').second.empty() ? DType : DType.rsplit(':').second;
+  DType.consume_front("k");
+  return llvm::StringSwitch<std::optional<uint64_t>>(DType)
+      .Cases("Bool", "Byte", "UInt8", "Char", "Int8", 1)
+      .Cases("Half", "Float16", "BFloat16", "Short", "Int16", 2)
+      .Cases("Float", "Float32", "Int", "Int32", 4)
+      .Cases("Double", "Float64", "Long", "Int64", 8)
+      .Default(std::nullopt);
+}
+
+std::optional<uint64_t> constantInt(const Expr *E, const ASTContext &Ctx) {
+  Expr::EvalResult R;
+  E = ignoreConversions(E);
+  if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, Ctx) || R.Val.getInt().isNegative())
+    return std::nullopt;
+  return R.Val.getInt().getZExtValue();
+}
+} // namespace
+
+std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &Ctx) {
+  const FunctionDecl *FD = Factory.getDirectCallee();
+  if (!FD || !FD->getIdentifier() || Factory.getNumArgs() == 0)
+    return std::nullopt;
+  llvm::StringRef Name = FD->getName();
+  uint64_t Elements = 1;
+  if (Name == "eye") {
+    auto N = constantInt(Factory.getArg(0), Ctx);
+    if (!N)
+      return std::nullopt;
+    Elements = *N * *N;
+  } else if (llvm::is_contained({"zeros", "ones", "empty", "rand", "randn"}, Name)) {
+    // IntArrayRef from a braced list: {64, 128}.
+    const Expr *Sizes = Factory.getArg(0)->IgnoreImplicit();
+    while (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(Sizes)) {
+      if (CE->getNumArgs() == 0)
+        return std::nullopt;
+      Sizes = CE->getArg(0)->IgnoreImplicit();
+    }
+    if (const auto *Std = llvm::dyn_cast<CXXStdInitializerListExpr>(Sizes))
+      Sizes = Std->getSubExpr()->IgnoreImplicit();
+    const auto *List = llvm::dyn_cast<InitListExpr>(Sizes);
+    if (!List)
+      return std::nullopt;
+    for (const Expr *Dim : List->inits()) {
+      auto N = constantInt(Dim, Ctx);
+      if (!N)
+        return std::nullopt;
+      Elements *= *N;
+    }
+  } else {
+    return std::nullopt;
+  }
+  std::optional<uint64_t> Size = 4; // float unless the options say otherwise
+  for (const Expr *Arg : Factory.arguments()) {
+    if (llvm::isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    const auto *TD = Arg->getType().getNonReferenceType().getCanonicalType()->getAsTagDecl();
+    if (TD && TD->getIdentifier() && TD->getName() == "TensorOptions") {
+      CopyTarget O = describeOptions(Arg, Ctx);
+      if (O.changesDType())
+        Size = elementSize(O.DTypeText);
+    }
+  }
+  return Size ? std::optional<uint64_t>(Elements * *Size) : std::nullopt;
+}
+
+std::string formatBytes(uint64_t Bytes) {
+  const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double V = static_cast<double>(Bytes);
+  unsigned U = 0;
+  while (V >= 1024 && U + 1 < std::size(Units)) {
+    V /= 1024;
+    ++U;
+  }
+  if (U == 0)
+    return std::to_string(Bytes) + " B";
+  char Buf[32];
+  snprintf(Buf, sizeof(Buf), "%.1f %s", V, Units[U]);
+  return Buf;
 }
 
 unsigned writtenArgs(const CallExpr &Call) {

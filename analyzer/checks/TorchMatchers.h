@@ -13,6 +13,8 @@
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace clang::tidy::devcopy {
@@ -128,6 +130,15 @@ std::string receiverName(const Expr *Recv, const ASTContext &Ctx);
 /// (a non-const local, parameter, global or data member of tensor type), or
 /// nullptr.
 const Expr *assignableReceiver(const Expr *Recv, const ASTContext &Ctx);
+
+/// Size in bytes of the tensor a factory call creates, when the source says:
+/// literal sizes (`torch::zeros({64, 128})`, `torch::eye(8)`) and a known
+/// dtype (the options' dtype, else float). Only for zeros, ones, empty, rand,
+/// randn and eye, whose default dtype is float.
+std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &Ctx);
+
+/// "512 B", "32.0 KiB", "1.5 MiB": sizes for messages.
+std::string formatBytes(uint64_t Bytes);
 
 /// Number of arguments written at the call (default arguments not counted).
 unsigned writtenArgs(const CallExpr &Call);

@@ -12,7 +12,8 @@ A fixture with no CHECK-MESSAGES must produce no diagnostic at all, and one
 with no CHECK-FIXES must be left unchanged by --fix.
 
   check_fixture.py --tool clang-tidy-19 [--load plugin.so] --checks devcopy-x
-                   --filecheck FileCheck [--save OUT] FIXTURE -- COMPILER ARGS
+                   [--tool-arg OPT]... --filecheck FileCheck [--save OUT]
+                   FIXTURE -- COMPILER ARGS
 
 With --expect-error REGEX the run must instead fail the way clang fails on bad
 input: a non-zero exit, REGEX in the output, and no crash (no signal, no stack
@@ -40,7 +41,7 @@ def run_tool(args, fixed_path, extra, fix):
     cmd = [args.tool]
     if args.load:
         cmd.append(f"--load={args.load}")
-    cmd += [f"--checks=-*,{args.checks}", "--header-filter=", "--quiet"]
+    cmd += [f"--checks=-*,{args.checks}", "--header-filter=", "--quiet"] + args.tool_arg
     if fix:
         cmd.append("--fix")
     cmd += [fixed_path, "--"] + extra
@@ -58,7 +59,7 @@ def diagnostics(stdout, path, name):
             continue
         if "FIX-IT applied" in line or "FIX-IT" in line and m.group("kind") == "note":
             continue  # --fix's own notes
-        out.append(line.replace(path, name))
+        out.append(line.replace(os.path.dirname(path) + "/", "").replace(path, name))
     return out
 
 
@@ -84,6 +85,8 @@ def main():
     ap.add_argument("--checks", required=True, help="e.g. devcopy-discarded-copy or devcopy-*")
     ap.add_argument("--filecheck", default="/usr/lib/llvm-19/bin/FileCheck")
     ap.add_argument("--save", help="write the normalized diagnostics here (front-end comparison)")
+    ap.add_argument("--tool-arg", action="append", default=[],
+                    help="extra front-end option (e.g. --header-filter=.*), repeatable")
     ap.add_argument("--expect-error", help="the run must fail cleanly with this regex in its output")
     ap.add_argument("fixture")
     ap.add_argument("compiler_args", nargs=argparse.REMAINDER)
@@ -103,6 +106,11 @@ def main():
     tmp = tempfile.mkdtemp(prefix="devcopy-fixture-")
     try:
         path = os.path.join(tmp, name)
+        # The fixture runs from a temporary copy, with its "include/" folder
+        # beside it: quoted includes resolve, and --fix never edits the tree.
+        include = os.path.join(os.path.dirname(os.path.abspath(args.fixture)), "include")
+        if os.path.isdir(include):
+            shutil.copytree(include, os.path.join(tmp, "include"))
         with open(path, "w", encoding="utf-8") as f:
             f.write(cleaned)
         rc, stdout, stderr = run_tool(args, path, extra, fix=args.expect_error is None)
