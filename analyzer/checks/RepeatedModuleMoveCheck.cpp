@@ -76,10 +76,15 @@ const CXXRecordDecl *moduleClassOf(QualType T, int Depth = 0) {
   return nullptr;
 }
 
-/// Two moves may go to the same place: not provably to different devices,
-/// and not one a dtype-only conversion where the other only changes device.
+/// Two moves may go to the same place: not one a dtype-only conversion where
+/// the other changes the device, not to two different dtypes, and not to
+/// provably different devices.
 bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
-  if (A.changesDevice() != B.changesDevice() || A.DTypeText != B.DTypeText)
+  if (A.changesDevice() != B.changesDevice())
+    return false;
+  if (!A.changesDevice())
+    return A.DTypeText == B.DTypeText;
+  if (A.changesDType() && B.changesDType() && A.DTypeText != B.DTypeText)
     return false;
   auto Known = [](DeviceKind K) { return K == DeviceKind::CPU || K == DeviceKind::CUDA; };
   return !(Known(A.Device) && Known(B.Device) && A.Device != B.Device);
