@@ -10,6 +10,7 @@ Usage: cli_e2e.py CASE --devcopy BIN --mock DIR [--validator BIN]
 import argparse
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -95,6 +96,7 @@ def expect_error(result, *needles):
 def case_text(args):
     p = Project(args)
     rc, out, err = p.analyze()
+    out_text = out
     check(rc == 1, f"findings must exit 1, got {rc}:\n{err}")
     parsed = [TEXT_LINE.match(l) for l in out.splitlines()]
     check(all(parsed), f"lines not in clang's format:\n{out}")
@@ -108,6 +110,23 @@ def case_text(args):
     check(len({f["fingerprint"] for f in findings}) == 3, "fingerprints must differ")
     # Parallel and serial runs report the same thing, in the same order.
     check(p.findings("--jobs", "1") == p.findings("--jobs", "2"), "--jobs changes the result")
+    # On a terminal, a progress line on stderr; the report stays on stdout.
+    master, slave = pty.openpty()
+    proc = subprocess.run([args.devcopy, "analyze", "--jobs", "1"], cwd=p.dir, stdout=subprocess.PIPE,
+                          stderr=slave, text=True, timeout=300)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tty += chunk
+    os.close(master)
+    check(proc.returncode == 1 and proc.stdout == out_text, "a terminal changes the report")
+    check(b"[1/2] " in tty and b"[2/2] " in tty, f"no progress line on a terminal: {tty!r}")
     # PATH arguments select translation units.
     rc, out, err = p.analyze("src/clean.cpp")
     check(rc == 0 and out == "", f"clean.cpp alone must pass silently: {rc}\n{out}{err}")
