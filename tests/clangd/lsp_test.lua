@@ -11,7 +11,8 @@
 -- optional DEVCOPY_LSP_EXPECT: a file of `<check> <line>:<col>` lines (what
 -- clang-tidy reports for a file that cannot carry annotations, an example):
 -- each must then lie inside one published range of that check, every devcopy
--- diagnostic must be claimed, and there is no fix step.
+-- diagnostic must be claimed, and there is no fix step. DEVCOPY_LSP_TIMEOUT_MS
+-- bounds each wait (default 60000).
 --
 -- Annotations: a comment line whose carets sit under the reported range of
 -- the line above it, then the check name, and `fix` for the one to apply:
@@ -20,7 +21,8 @@
 -- Diagnostics whose code starts with `devcopy-` must match the annotations
 -- exactly (no missing, no extra, same ranges); others are ignored.
 
-local TIMEOUT_MS = 60000
+-- A real <torch/torch.h> preamble on a loaded 2-core machine can take minutes.
+local TIMEOUT_MS = tonumber(os.getenv('DEVCOPY_LSP_TIMEOUT_MS') or '') or 60000
 local failures = 0
 
 local function log(msg) io.stdout:write(msg .. '\n'); io.stdout:flush() end
