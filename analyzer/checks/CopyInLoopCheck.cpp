@@ -5,6 +5,21 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
 
+namespace {
+/// " of its 32.0 KiB" when the tensor is a local made by a factory of literal
+/// sizes (see factoryBytes), else "".
+std::string knownSize(const Expr *Recv, const ASTContext &Ctx) {
+  const auto *Ref = llvm::dyn_cast_or_null<DeclRefExpr>(ignoreConversions(Recv));
+  const auto *Var = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  const auto *Init = Var && Var->getInit()
+                         ? llvm::dyn_cast<CallExpr>(ignoreConversions(Var->getInit()))
+                         : nullptr;
+  if (std::optional<uint64_t> Bytes = Init ? factoryBytes(*Init, Ctx) : std::nullopt)
+    return " of its " + formatBytes(*Bytes);
+  return "";
+}
+} // namespace
+
 void CopyInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   // Device and dtype conversions only: clone() and contiguous() are asked for
   // by name, and a loop often needs a fresh copy each time.
@@ -56,9 +71,9 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     return; // to(options) with neither: returns self, copies nothing
   diag(Call->getExprLoc(),
        "'%0' is copied %1 on every iteration of this loop, yet neither it nor the "
-       "target changes in the loop: every byte is copied again each time; hoist the "
+       "target changes in the loop: every byte%2 is copied again each time; hoist the "
        "copy before the loop and reuse the result")
-      << receiverName(Recv, Ctx) << describeDestination(T);
+      << receiverName(Recv, Ctx) << describeDestination(T) << knownSize(Recv, Ctx);
   diag(L->Loop->getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
 }
 
