@@ -1,0 +1,33 @@
+// What a Module::to call moves, and which members a module registers: the
+// facts devcopy-repeated-module-move compares. Nothing here needs the parent
+// map, so it also works on headers outside a narrowed traversal scope.
+#pragma once
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace clang::tidy::devcopy {
+
+/// The object a module call is made on, as a path of canonical declarations
+/// from its root: {} for `this`, {var}, {field}, {var, field} for
+/// `m->enc->to(d)`, through ModuleHolder's and shared_ptr's `->` and `*`,
+/// `.get()` and `.ptr()`. False for anything else (a call result, an element).
+bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path, int Depth = 0);
+
+/// The module class a member's type holds: Impl for a TORCH_MODULE holder,
+/// ModuleHolder<Impl>, std::shared_ptr<Impl>, Impl* or Impl itself; canonical.
+const CXXRecordDecl *moduleClassOf(QualType T, int Depth = 0);
+
+/// How a member gets registered, each binding the FieldDecl as "registered":
+/// `f = register_module(...)`, `register_module("f", f)` (statements) and
+/// `: f(register_module(...))` (constructors).
+ast_matchers::StatementMatcher assignedRegistration();
+ast_matchers::StatementMatcher passedRegistration();
+ast_matchers::DeclarationMatcher initializedRegistration();
+
+/// A top-level namespace of LibTorch or the standard library (torch, at, c10,
+/// caffe2, std): never walked for user code.
+bool isLibraryNamespace(const Decl *D);
+
+} // namespace clang::tidy::devcopy
