@@ -22,7 +22,7 @@ done
 [[ -f $build/compile_commands.json ]] || { echo "cli_vs_run_clang_tidy: no $build/compile_commands.json; configure with -DDEVCOPY_EXAMPLES=ON" >&2; exit 1; }
 
 exec python3 - "$devcopy" "$plugin" "${ROUNDS:-2}" "$build/compile_commands.json" tests/analyzer/fixtures/real/*.cpp <<'PY'
-import json, os, re, resource, subprocess, sys, tempfile, time
+import json, os, re, resource, shutil, subprocess, sys, tempfile, time
 
 devcopy, plugin, rounds, build_db, fixtures = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 # The examples with the build's own commands; the fixtures as the analyzer's
@@ -66,6 +66,7 @@ for _ in range(rounds):
         if name not in best or wall < best[name][0]:
             best[name] = (wall, cpu, warnings)
 
+shutil.rmtree(db)
 (dw, dc, dn), (rw, rc, rn) = best["devcopy"], best["run-clang-tidy"]
 if dn != rn:
     sys.exit(f"cli_vs_run_clang_tidy: devcopy found {dn} warnings, run-clang-tidy {rn}")

@@ -23,7 +23,7 @@ import tempfile
 
 import yaml
 
-from cli_e2e import Failure, check, validate_sarif
+from cli_e2e import TEMP_DIRS, Failure, check, validate_sarif
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -45,6 +45,7 @@ def workflow(args):
           "the build step uses DEVCOPY_BUILD")
 
     temp = tempfile.mkdtemp(prefix="devcopy_ci_")
+    TEMP_DIRS.append(temp)
     env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp)
     # GitHub runs `shell: bash` as `bash --noprofile --norc -eo pipefail {0}`.
     p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
@@ -72,6 +73,7 @@ def pre_commit(args):
         hook = next(h for h in yaml.safe_load(f) if h["id"] == "devcopy")
     check(hook["language"] == "system", "the hook runs the installed devcopy")
     project = tempfile.mkdtemp(prefix="devcopy_hook_")
+    TEMP_DIRS.append(project)
     shutil.copytree(os.path.join(HERE, "project"), project, dirs_exist_ok=True)
     with open(os.path.join(project, "src/unlisted.cpp"), "w") as f:
         f.write("int unlisted;\n")
@@ -108,6 +110,8 @@ def main():
         workflow(args)
     except Failure as e:
         sys.exit(f"FAIL ci_recipe: {e}")
+    for d in TEMP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
     print("ok ci_recipe")
 
 

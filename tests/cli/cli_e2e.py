@@ -28,6 +28,9 @@ EXPECTED = {
 TEXT_LINE = re.compile(r"^(\S+):(\d+):(\d+): (warning|error|note): (.+?)(?: \[([\w-]+)\])?$")
 
 
+TEMP_DIRS = []  # removed when the case passes; kept for a look when it fails
+
+
 class Failure(Exception):
     pass
 
@@ -41,6 +44,7 @@ class Project:
     def __init__(self, args, sources=("train.cpp", "clean.cpp")):
         self.args = args
         self.dir = tempfile.mkdtemp(prefix="devcopy_cli_")
+        TEMP_DIRS.append(self.dir)
         shutil.copytree(os.path.join(HERE, "project"), self.dir, dirs_exist_ok=True)
         self.set_sources(sources)
 
@@ -312,6 +316,8 @@ def main():
         CASES[args.case](args)
     except Failure as e:
         sys.exit(f"FAIL {args.case}: {e}")
+    for d in TEMP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
     print(f"ok {args.case}")
 
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -22,11 +24,14 @@ namespace json = llvm::json;
 namespace {
 
 std::string tempDir() {
-  static std::string dir = [] {
+  // Never destroyed, so the exit handler can still read it.
+  static const std::string* dir = [] {
     char tmpl[] = "/tmp/devcopy_cli_unitXXXXXX";
-    return std::string(mkdtemp(tmpl));
+    auto* made = new std::string(mkdtemp(tmpl));
+    std::atexit([] { std::filesystem::remove_all(tempDir()); });
+    return made;
   }();
-  return dir;
+  return *dir;
 }
 
 std::string writeFile(const std::string& name, const std::string& text) {
