@@ -94,7 +94,7 @@ std::string describeSync(llvm::StringRef Method, const std::string &Name) {
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   auto Main = allOf(matchers::isInMainFileCode(), unless(isInTemplateInstantiation()));
   Finder->addMatcher(
-      expr(Main, matchers::tensorMethodCall({"item", "tolist", "is_nonzero", "equal",
+      expr(Main, matchers::tensorMethodCall({"item", "is_nonzero", "equal",
                                              "allclose", "nonzero", "masked_select", "cpu",
                                              "to"},
                                             "sync")),
