@@ -126,6 +126,16 @@ int main(int argc, char** argv) {
     if (!baseline) return fail({{opts.baseline, error}});
   }
 
+  // Likewise an output file that cannot be written.
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (!opts.output.empty()) {
+    std::error_code ec;
+    file = std::make_unique<llvm::raw_fd_ostream>(opts.output, ec);
+    if (ec)
+      return fail({{opts.output, "cannot write output '" + opts.output + "': " + ec.message() +
+                                     "; choose a writable path"}});
+  }
+
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   bool progress = opts.progress && isatty(STDERR_FILENO);
   analyzeUnits(units, config, jobs, progress, results.findings, results.errors);
@@ -151,13 +161,6 @@ int main(int argc, char** argv) {
   }
   if (baseline) results.baselined = baseline->removeKnown(results.findings);
 
-  std::error_code ec;
-  std::unique_ptr<llvm::raw_fd_ostream> file;
-  if (!opts.output.empty()) {
-    file = std::make_unique<llvm::raw_fd_ostream>(opts.output, ec);
-    if (ec)
-      return fail({{opts.output, "cannot write output '" + opts.output + "': " + ec.message()}});
-  }
   llvm::raw_ostream& out = file ? static_cast<llvm::raw_ostream&>(*file) : llvm::outs();
   if (opts.format == "sarif")
     writeSarif(out, results, sources, root);
