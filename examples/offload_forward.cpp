@@ -7,8 +7,7 @@
 // torch.autograd.graph.save_on_cpu.) On the H200 the seed's 40 x Linear(4096)
 // model peaks at 3266 MB either way. Sizes here are small so it runs anywhere.
 //
-// devcopy-tidy flags: devcopy-discarded-copy (and, inside the loop,
-// devcopy-host-sync-in-loop).
+// devcopy-tidy flags: devcopy-discarded-copy.
 #include <torch/torch.h>
 
 #include <iostream>
