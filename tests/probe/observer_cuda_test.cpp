@@ -6,22 +6,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "observer_test_util.h"
+
 namespace {
 
 using devcopy::CopyObserver;
 using devcopy::Report;
 namespace rules = devcopy::rules;
 
-std::size_t count(const Report& r, std::string_view kind) {
-  return r.findings(std::string(kind)).size();
-}
-
-const devcopy::CopyRoute* route(const Report& r, const std::string& src, const std::string& dst,
-                                const std::string& dtype = "float") {
-  for (const auto& c : r.copies())
-    if (c.src_device == src && c.dst_device == dst && c.dtype == dtype) return &c;
-  return nullptr;
-}
+using observer_test::count;
+using observer_test::route;
 
 class ObserverCuda : public ::testing::Test {
  protected:

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "observer_test_util.h"
+
 #include <cstdlib>
 #include <sstream>
 #include <thread>
@@ -19,16 +21,8 @@ using devcopy::CopyObserver;
 using devcopy::Report;
 namespace rules = devcopy::rules;
 
-std::size_t count(const Report& r, std::string_view kind) {
-  return r.findings(std::string(kind)).size();
-}
-
-const devcopy::CopyRoute* route(const Report& r, const std::string& src, const std::string& dst,
-                                const std::string& dtype) {
-  for (const auto& c : r.copies())
-    if (c.src_device == src && c.dst_device == dst && c.dtype == dtype) return &c;
-  return nullptr;
-}
+using observer_test::count;
+using observer_test::route;
 
 // The forward pass of examples/offload_forward.cpp (the seed report), small:
 // each layer's input is "offloaded" and the copy dropped.
