@@ -6,7 +6,9 @@
 #   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
 #
 # Environment: PYTHON (the interpreter with torch, default python3), CXX
-# (default /opt/gcc/bin/g++ when present), CUDA_ARCH (default native).
+# (default /opt/gcc/bin/g++ when present), CUDA_ARCH (default native);
+# DEVCOPY_GPU_TESTS (a ctest -R regex) and DEVCOPY_GPU_BENCH (benchmark
+# names, space-separated) narrow a run to save device time.
 # Exit status: non-zero when the build or any test failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,15 +35,23 @@ grep -E "devcopy:" "$build.configure.log"
 status=0
 # -k 0: one broken target must not hide the results of the others.
 cmake --build "$build" -j"$(nproc)" -- -k 0 || status=1
-cmake --build "$build" -j"$(nproc)" --target devcopy_bench -- -k 0 || status=1
+if [ -n "${DEVCOPY_GPU_BENCH:-}" ]; then
+  cmake --build "$build" -j"$(nproc)" --target $DEVCOPY_GPU_BENCH -- -k 0 || status=1
+else
+  cmake --build "$build" -j"$(nproc)" --target devcopy_bench -- -k 0 || status=1
+fi
 
 # CPU tests in parallel; CUDA tests one at a time (they measure the device).
-ctest --test-dir "$build" -L probe -LE cuda --output-on-failure -j"$(nproc)" || status=1
-ctest --test-dir "$build" -L cuda --output-on-failure || status=1
+only=(); [ -n "${DEVCOPY_GPU_TESTS:-}" ] && only=(-R "$DEVCOPY_GPU_TESTS")
+ctest --test-dir "$build" -L probe -LE cuda "${only[@]}" --output-on-failure -j"$(nproc)" || status=1
+ctest --test-dir "$build" -L cuda "${only[@]}" --output-on-failure || status=1
 
 echo "== benchmarks =="
 for b in "$build"/bench/*; do
   [ -f "$b" ] && [ -x "$b" ] || continue
+  if [ -n "${DEVCOPY_GPU_BENCH:-}" ] && [[ " $DEVCOPY_GPU_BENCH " != *" $(basename "$b") "* ]]; then
+    continue
+  fi
   "$b" || status=1
 done
 echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"
