@@ -7,6 +7,7 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -110,6 +111,19 @@ void capture(Stack& stack) {
 
 SourceLocation user_frame(const Stack& stack) {
   if (!state()) return {};
+  static const bool debug = std::getenv("DEVCOPY_STACK_DEBUG") != nullptr;
+  for (int i = 0; i < stack.size && debug; ++i) {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(stack.pc[i]), &info);
+    std::fprintf(stderr, "devcopy: frame %d %s\n", i, info.dli_fname ? info.dli_fname : "?");
+    backtrace_pcinfo(
+        state(), stack.pc[i],
+        [](void*, std::uintptr_t, const char* file, int line, const char* fn) {
+          std::fprintf(stderr, "    %s:%d %s\n", file ? file : "?", line, demangle(fn).c_str());
+          return 0;
+        },
+        ignore_error, nullptr);
+  }
   for (int i = 0; i < stack.size; ++i) {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(stack.pc[i]), &info) && library_object(info.dli_fname))
