@@ -22,6 +22,8 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -60,6 +62,9 @@ thread_local Frame t_inline[kInlineFrames];
 thread_local Frame* t_heap = nullptr;
 thread_local int t_capacity = 0;
 thread_local int t_depth = 0;
+thread_local int t_copies = 0;  // copy_ and sync frames open on this thread
+
+bool copyish(Kind k) { return k == Kind::copy || k == Kind::sync; }
 
 Frame* frames() { return t_heap ? t_heap : t_inline; }
 
@@ -73,6 +78,7 @@ void push(const void* id, const char* name, Kind kind) {
     t_capacity = 2 * capacity;
   }
   frames()[t_depth++] = Frame{id, name, kind};
+  if (copyish(kind)) ++t_copies;
 }
 
 // Pops `id` and anything left above it (an async op that ended elsewhere);
@@ -81,6 +87,8 @@ void pop(const void* id) {
   Frame* f = frames();
   for (int i = t_depth - 1; i >= 0; --i) {
     if (f[i].id == id) {
+      for (int j = i; j < t_depth; ++j)
+        if (copyish(f[j].kind)) --t_copies;
       t_depth = i;
       return;
     }
@@ -242,6 +250,14 @@ void on_copy(const at::RecordFunction& fn) {
   // a buffer the caller owns, and autograd's copies belong to the engine.
   const bool track = pos.fresh_result && !in_place && !pos.under_backward && storage_of(dst) &&
                      dst.numel() > 0;
+  static const bool debug = std::getenv("DEVCOPY_STACK_DEBUG") != nullptr;
+  if (debug) {  // why a copy is (not) tracked: the op frames under it
+    std::fprintf(stderr, "devcopy: copy_ track=%d fresh=%d in_place=%d backward=%d:", track,
+                 pos.fresh_result, in_place, pos.under_backward);
+    for (int i = 0; i < t_depth; ++i)
+      std::fprintf(stderr, " %s/%d", frames()[i].name, static_cast<int>(frames()[i].kind));
+    std::fprintf(stderr, "\n");
+  }
   if (track) {
     e.shape = shape_of(dst);
     facts.dst = dst.storage().unsafeGetStorageImpl();
@@ -316,8 +332,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const Kind kind = classify(fn, name);
   push(&fn, name, kind);
   if (!Hub::active()) return nullptr;
-  // Reads first: copy_'s source may be an unread copy itself.
-  if (Hub::has_unread() && kind != Kind::user_scope) on_inputs(fn, kind);
+  // Reads first: copy_'s source may be an unread copy itself. Ops inside a
+  // copy (2.x's CUDA copy expands its destination) are its own steps: the
+  // outer copy_ already read what it reads.
+  if (Hub::has_unread() && kind != Kind::user_scope && t_copies <= (copyish(kind) ? 1 : 0))
+    on_inputs(fn, kind);
   switch (kind) {
     case Kind::copy: on_copy(fn); break;
     case Kind::set_data:
