@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 
+#include "Input.h"
 #include "clang-tidy/ClangTidy.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
@@ -46,6 +47,28 @@ static double estimateCost(const std::string& file) {
   return double(head.size()) + (torch ? 1e9 : 0);
 }
 
+std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
+    llvm::StringRef text, const std::string& dbPath, std::string& error) {
+  // llvm::json first: one "line:column: reason" for broken JSON, where the
+  // YAML parser behind JSONCompilationDatabase would print raw diagnostics.
+  if (!parseJson(text, error)) return std::nullopt;
+  auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
+      text, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!db) return std::nullopt;
+  // The specification: "file" is relative to "directory". A relative
+  // "directory" has no anchor but the database itself (clang would resolve it
+  // against the current directory, wherever devcopy was started).
+  std::string dbDir(path::parent_path(dbPath));
+  std::vector<clang::tooling::CompileCommand> commands = db->getAllCompileCommands();
+  for (clang::tooling::CompileCommand& c : commands) {
+    // JSONCompilationDatabase already joined a relative "file" to "directory".
+    c.Directory = absolute(c.Directory, dbDir);
+    c.Filename = absolute(c.Filename, dbDir);
+    if (!c.Output.empty()) c.Output = absolute(c.Output, c.Directory);
+  }
+  return commands;
+}
+
 bool selectUnits(const Options& opts, const std::string& cwd,
                  std::vector<TranslationUnit>& units, std::vector<ToolError>& errors) {
   std::string dbPath = absolute(opts.buildDir, cwd);
@@ -58,12 +81,20 @@ bool selectUnits(const Options& opts, const std::string& cwd,
     return false;
   }
   std::string why;
-  auto db = clang::tooling::JSONCompilationDatabase::loadFromFile(
-      dbPath, why, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!db) {
+  auto text = readInput(dbPath, why);
+  auto commands = text ? loadCompileDatabase(*text, dbPath, why) : std::nullopt;
+  if (!commands) {
     errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " + why +
                                   "; regenerate it with your build system"});
     return false;
+  }
+  // One unit per file, in the database's order, with every command for it.
+  std::vector<std::string> files;
+  std::map<std::string, std::vector<clang::tooling::CompileCommand>> byFile;
+  for (clang::tooling::CompileCommand& c : *commands) {
+    auto& slot = byFile[c.Filename];
+    if (slot.empty()) files.push_back(c.Filename);
+    slot.push_back(std::move(c));
   }
   std::vector<std::string> filters;
   for (const std::string& p : opts.paths) {
@@ -76,8 +107,7 @@ bool selectUnits(const Options& opts, const std::string& cwd,
     filters.push_back(abs);
   }
   std::vector<bool> used(filters.size(), false);
-  for (const std::string& file : db->getAllFiles()) {
-    std::string abs = absolute(file, cwd);
+  for (const std::string& abs : files) {
     bool wanted = filters.empty();
     for (std::size_t i = 0; i < filters.size(); ++i)
       if (isUnder(abs, filters[i])) wanted = used[i] = true;
@@ -87,16 +117,16 @@ bool selectUnits(const Options& opts, const std::string& cwd,
                                  " but does not exist; regenerate the compile database"});
       continue;
     }
-    auto commands = db->getCompileCommands(file);
+    auto& cmds = byFile[abs];
     // ClangTool aborts the process when a command's directory is missing.
-    auto gone = std::find_if(commands.begin(), commands.end(),
+    auto gone = std::find_if(cmds.begin(), cmds.end(),
                              [](const auto& c) { return !fs::is_directory(c.Directory); });
-    if (gone != commands.end()) {
+    if (gone != cmds.end()) {
       errors.push_back({abs, "the compile command of '" + abs + "' runs in '" + gone->Directory +
                                  "', which does not exist; regenerate " + dbPath});
       continue;
     }
-    units.push_back({abs, std::move(commands), estimateCost(abs)});
+    units.push_back({abs, std::move(cmds), estimateCost(abs)});
   }
   for (std::size_t i = 0; i < filters.size(); ++i) {
     if (used[i]) continue;
@@ -115,16 +145,15 @@ bool selectUnits(const Options& opts, const std::string& cwd,
   return !units.empty() || (opts.skipUnlisted && errors.empty());
 }
 
-/// Parses a clang-tidy YAML configuration; on failure a one-line reason.
-static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
-  auto buffer = llvm::MemoryBuffer::getFile(file);
-  if (!buffer) {
-    error = "cannot read configuration '" + file + "': " + buffer.getError().message();
+std::optional<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std::string& file,
+                                                std::string& error) {
+  if (auto deep = nestingError(text, /*json=*/false)) {
+    error = "invalid configuration '" + file + "': " + *deep + "; fix the YAML or remove the file";
     return std::nullopt;
   }
   std::string diag;
   auto parsed = clang::tidy::parseConfigurationWithDiags(
-      (*buffer)->getMemBufferRef(), [&](const llvm::SMDiagnostic& d) {
+      llvm::MemoryBufferRef(text, file), [&](const llvm::SMDiagnostic& d) {
         if (diag.empty() && d.getKind() == llvm::SourceMgr::DK_Error)
           diag = std::to_string(d.getLineNo()) + ":" + std::to_string(d.getColumnNo() + 1) +
                  ": " + d.getMessage().str();
@@ -135,6 +164,17 @@ static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std:
     return std::nullopt;
   }
   return *parsed;
+}
+
+/// Reads and parses a clang-tidy YAML configuration file.
+static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
+  std::string why;
+  auto text = readInput(file, why);
+  if (!text) {
+    error = "cannot read configuration '" + file + "': " + why;
+    return std::nullopt;
+  }
+  return parseConfigText(*text, file, error);
 }
 
 bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors) {

@@ -1,0 +1,62 @@
+#include "Input.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace devcopy::cli {
+
+std::optional<std::string> readInput(const std::string& path, std::string& error) {
+  if (llvm::sys::fs::is_directory(path)) {
+    error = "it is a directory";
+    return std::nullopt;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = buffer.getError().message();
+    return std::nullopt;
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+std::optional<std::string> nestingError(llvm::StringRef text, bool json, unsigned maxDepth) {
+  unsigned depth = 0, line = 1;
+  bool quoted = false;  // inside a JSON string
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') ++line;
+    if (quoted) {
+      if (c == '\\') ++i;  // the escaped character
+      else if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"' && json) quoted = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return "line " + std::to_string(line) + ": nested more than " +
+               std::to_string(maxDepth) + " levels deep";
+    } else if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return std::nullopt;
+}
+
+std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& error) {
+  if (auto deep = nestingError(text, /*json=*/true)) {
+    error = *deep;
+    return std::nullopt;
+  }
+  auto parsed = llvm::json::parse(text);
+  if (parsed) return std::move(*parsed);
+  llvm::handleAllErrors(parsed.takeError(), [&](const llvm::ErrorInfoBase& e) {
+    // ParseError's text is "[3:7, byte=25]: Expected ','": keep "3:7: Expected ','".
+    std::string m = e.message();
+    auto comma = m.find(", byte=");
+    auto close = m.find("]: ");
+    error = m.size() > 1 && m[0] == '[' && comma < close && close != std::string::npos
+                ? m.substr(1, comma - 1) + ": " + m.substr(close + 3)
+                : m;
+  });
+  return std::nullopt;
+}
+
+}  // namespace devcopy::cli
