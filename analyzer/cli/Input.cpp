@@ -2,8 +2,19 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 namespace devcopy::cli {
+
+std::string absolutePath(const std::string& p, const std::string& base) {
+  llvm::SmallString<256> s(p);
+  if (!llvm::sys::path::is_absolute(s)) {
+    s = base;
+    llvm::sys::path::append(s, p);
+  }
+  llvm::sys::path::remove_dots(s, /*remove_dot_dot=*/true);
+  return std::string(s);
+}
 
 std::optional<std::string> readInput(const std::string& path, std::string& error) {
   if (llvm::sys::fs::is_directory(path)) {

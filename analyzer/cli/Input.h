@@ -15,6 +15,9 @@ namespace devcopy::cli {
 /// Deeper than any real baseline, compile database or .clang-tidy.
 constexpr unsigned kMaxNesting = 256;
 
+/// `p` made absolute against `base` when relative, with `.` and `..` removed.
+std::string absolutePath(const std::string& p, const std::string& base);
+
 /// Reads `path` whole; on failure nullopt and a one-line reason in `error`.
 std::optional<std::string> readInput(const std::string& path, std::string& error);
 

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "Input.h"
+#include "Readers.h"
 #include "clang-tidy/ClangTidy.h"
-#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -18,16 +18,6 @@ namespace devcopy::cli {
 using clang::tidy::ClangTidyOptions;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
-
-static std::string absolute(const std::string& p, const std::string& cwd) {
-  llvm::SmallString<256> s(p);
-  if (!path::is_absolute(s)) {
-    s = cwd;
-    path::append(s, p);
-  }
-  path::remove_dots(s, /*remove_dot_dot=*/true);
-  return std::string(s);
-}
 
 static bool isUnder(const std::string& file, const std::string& dirOrFile) {
   return file == dirOrFile ||
@@ -47,33 +37,11 @@ static double estimateCost(const std::string& file) {
   return double(head.size()) + (torch ? 1e9 : 0);
 }
 
-std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
-    llvm::StringRef text, const std::string& dbPath, std::string& error) {
-  // llvm::json first: one "line:column: reason" for broken JSON, where the
-  // YAML parser behind JSONCompilationDatabase would print raw diagnostics.
-  if (!parseJson(text, error)) return std::nullopt;
-  auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
-      text, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!db) return std::nullopt;
-  // The specification: "file" is relative to "directory". A relative
-  // "directory" has no anchor but the database itself (clang would resolve it
-  // against the current directory, wherever devcopy was started).
-  std::string dbDir(path::parent_path(dbPath));
-  std::vector<clang::tooling::CompileCommand> commands = db->getAllCompileCommands();
-  for (clang::tooling::CompileCommand& c : commands) {
-    // JSONCompilationDatabase already joined a relative "file" to "directory".
-    c.Directory = absolute(c.Directory, dbDir);
-    c.Filename = absolute(c.Filename, dbDir);
-    if (!c.Output.empty()) c.Output = absolute(c.Output, c.Directory);
-  }
-  return commands;
-}
-
 bool selectUnits(const Options& opts, const std::string& cwd,
                  std::vector<TranslationUnit>& units, std::vector<ToolError>& errors) {
-  std::string dbPath = absolute(opts.buildDir, cwd);
+  std::string dbPath = absolutePath(opts.buildDir, cwd);
   if (fs::is_directory(dbPath) || !llvm::StringRef(dbPath).ends_with(".json"))
-    dbPath = absolute("compile_commands.json", dbPath);
+    dbPath = absolutePath("compile_commands.json", dbPath);
   if (!fs::exists(dbPath)) {
     errors.push_back({dbPath, "no compile database at '" + dbPath +
                                   "'; pass -p BUILD_DIR of a build configured with "
@@ -98,7 +66,7 @@ bool selectUnits(const Options& opts, const std::string& cwd,
   }
   std::vector<std::string> filters;
   for (const std::string& p : opts.paths) {
-    std::string abs = absolute(p, cwd);
+    std::string abs = absolutePath(p, cwd);
     if (!fs::exists(abs)) {
       errors.push_back({abs, "path '" + p + "' does not exist; name files or directories "
                              "holding sources of " + dbPath});
@@ -145,27 +113,6 @@ bool selectUnits(const Options& opts, const std::string& cwd,
   return !units.empty() || (opts.skipUnlisted && errors.empty());
 }
 
-std::optional<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std::string& file,
-                                                std::string& error) {
-  if (auto deep = nestingError(text, /*json=*/false)) {
-    error = "invalid configuration '" + file + "': " + *deep + "; fix the YAML or remove the file";
-    return std::nullopt;
-  }
-  std::string diag;
-  auto parsed = clang::tidy::parseConfigurationWithDiags(
-      llvm::MemoryBufferRef(text, file), [&](const llvm::SMDiagnostic& d) {
-        if (diag.empty() && d.getKind() == llvm::SourceMgr::DK_Error)
-          diag = std::to_string(d.getLineNo()) + ":" + std::to_string(d.getColumnNo() + 1) +
-                 ": " + d.getMessage().str();
-      });
-  if (!parsed) {
-    error = "invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
-            " (" + parsed.getError().message() + "); fix the YAML or remove the file";
-    return std::nullopt;
-  }
-  return *parsed;
-}
-
 /// Reads and parses a clang-tidy YAML configuration file.
 static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
   std::string why;
@@ -205,7 +152,7 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
           if (!known->second) break;
           continue;
         }
-        std::string file = absolute(".clang-tidy", dir);
+        std::string file = absolutePath(".clang-tidy", dir);
         bool inherit = true;
         if (fs::exists(file)) {
           std::string error;

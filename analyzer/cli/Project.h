@@ -3,7 +3,6 @@
 // failure becomes a one-line ToolError naming the file and what to do.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,19 +11,6 @@
 #include "Runner.h"
 
 namespace devcopy::cli {
-
-/// Parses a compile database's text (JSON Compilation Database format) into
-/// its commands, every "directory" and "file" made absolute: "file" against
-/// "directory", a relative "directory" against the database's own folder.
-/// On failure nullopt and a one-line reason in `error`.
-std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
-    llvm::StringRef text, const std::string& dbPath, std::string& error);
-
-/// Parses a .clang-tidy / --config-file text named `file`; on failure nullopt
-/// and a one-line reason in `error`.
-std::optional<clang::tidy::ClangTidyOptions> parseConfigText(llvm::StringRef text,
-                                                             const std::string& file,
-                                                             std::string& error);
 
 /// Loads the compile database and picks the units under `opts.paths` (all
 /// when empty). Returns false when nothing can be analyzed; units whose file
