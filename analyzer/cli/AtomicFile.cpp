@@ -8,8 +8,9 @@ namespace devcopy::cli {
 
 namespace fs = llvm::sys::fs;
 
-static llvm::Error fileError(const std::string& path, const llvm::Twine& why) {
-  return llvm::createStringError(std::errc::io_error, "cannot write '" + path + "': " + why);
+static llvm::Error fileError(const std::string& path, const std::string& why) {
+  return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                 "cannot write '" + path + "': " + why);
 }
 
 llvm::Expected<AtomicFile> AtomicFile::create(const std::string& path) {

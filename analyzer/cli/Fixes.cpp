@@ -1,5 +1,6 @@
 #include "Fixes.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -67,7 +68,11 @@ unsigned applyFixes(std::vector<Finding>& findings, SourceText& sources,
       const std::string& real = sources.identity(e.begin.file);
       Pending& p = trial[real];
       if (p.shown.empty()) p.shown = e.begin.file;
-      if (llvm::Error err = p.edits.add(Replacement(real, e.begin.offset, e.length, e.text))) {
+      Replacement r(real, e.begin.offset, e.length, e.text);
+      // The same edit reached by another path is taken already (clang would
+      // merge two insertions at one offset into a double insertion).
+      if (std::find(p.edits.begin(), p.edits.end(), r) != p.edits.end()) continue;
+      if (llvm::Error err = p.edits.add(r)) {
         llvm::consumeError(std::move(err));
         ok = false;
         break;

@@ -1,10 +1,25 @@
 #include "Input.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 namespace devcopy::cli {
+
+std::string oneLine(llvm::StringRef text) {
+  constexpr std::size_t kMax = 1000, kHead = 700, kTail = 250;
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += ' ';
+    else if (c < 0x20 || c == 0x7f) out += llvm::formatv("\\x{0:x-2}", unsigned(c)).str();
+    else out += char(c);
+  }
+  if (out.size() > kMax) out = out.substr(0, kHead) + " ... " + out.substr(out.size() - kTail);
+  return out;
+}
 
 std::string absolutePath(const std::string& p, const std::string& base) {
   llvm::SmallString<256> s(p);

@@ -15,6 +15,10 @@ namespace devcopy::cli {
 /// Deeper than any real baseline, compile database or .clang-tidy.
 constexpr unsigned kMaxNesting = 256;
 
+/// `text` fit for a one-line error: control characters escaped ("\n"),
+/// and cut in the middle past 1,000 bytes (a quoted key may be megabytes).
+std::string oneLine(llvm::StringRef text);
+
 /// `p` made absolute against `base` when relative, with `.` and `..` removed.
 std::string absolutePath(const std::string& p, const std::string& base);
 

@@ -18,7 +18,10 @@ std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
   if (!parseJson(text, error)) return std::nullopt;
   auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
       text, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!db) return std::nullopt;
+  if (!db) {
+    error = oneLine(error);  // it may quote the database's text
+    return std::nullopt;
+  }
   // The specification: "file" is relative to "directory". A relative
   // "directory" has no anchor but the database itself (clang would resolve it
   // against the current directory, wherever devcopy was started).
@@ -47,8 +50,8 @@ std::optional<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std:
                  ": " + d.getMessage().str();
       });
   if (!parsed) {
-    error = "invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
-            " (" + parsed.getError().message() + "); fix the YAML or remove the file";
+    error = oneLine("invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
+                    " (" + parsed.getError().message() + "); fix the YAML or remove the file");
     return std::nullopt;
   }
   return *parsed;

@@ -14,6 +14,7 @@
 #include "Baseline.h"
 #include "Fingerprint.h"
 #include "Fixes.h"
+#include "Input.h"
 #include "Options.h"
 #include "Output.h"
 #include "Project.h"
@@ -33,7 +34,7 @@ namespace {
 constexpr const char* kCompileError = "clang-diagnostic-error";
 
 int fail(const std::vector<ToolError>& errors) {
-  for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << e.message << "\n";
+  for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << oneLine(e.message) << "\n";
   return 2;
 }
 

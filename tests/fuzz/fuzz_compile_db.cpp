@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_check.h"
+
 #include "Readers.h"
 #include "llvm/Support/Path.h"
 
@@ -13,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       llvm::StringRef(reinterpret_cast<const char*>(data), size), "/build/compile_commands.json",
       error);
   if (!commands) {
-    if (error.empty() || error.find('\n') != std::string::npos) std::abort();
+    devcopy::fuzz::checkError(error);
     return 0;
   }
   for (const auto& c : *commands)  // every path the runner sees is absolute

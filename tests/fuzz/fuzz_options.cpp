@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+
+#include "fuzz_check.h"
 #include <vector>
 
 #include "Options.h"
@@ -24,7 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   devcopy::cli::Options opts;
   std::string error;
   auto action = devcopy::cli::parseOptions(int(argv.size()), argv.data(), opts, error);
-  if (action == devcopy::cli::Action::Error && (error.empty() || error.find('\n') != std::string::npos))
-    std::abort();
+  if (action == devcopy::cli::Action::Error) devcopy::fuzz::checkError(error);
   return 0;
 }
