@@ -1,0 +1,6 @@
+#include "models.h"
+
+EncoderImpl::EncoderImpl(torch::Device device) {
+  fc = register_module("fc", torch::nn::Linear(8, 8));
+  this->to(device);
+}
