@@ -84,8 +84,8 @@ std::string toJSON(const FactsFile &F) {
   return S;
 }
 
-static bool mapUnsigned(const json::ObjectMapper &O, const json::Value &V, llvm::StringRef Key,
-                        unsigned &Out, json::Path P) {
+static bool mapUnsigned(json::ObjectMapper &O, llvm::StringLiteral Key, unsigned &Out,
+                        json::Path P) {
   int64_t N = 0;
   if (!O.map(Key, N))
     return false;
@@ -99,8 +99,8 @@ static bool mapUnsigned(const json::ObjectMapper &O, const json::Value &V, llvm:
 
 bool fromJSON(const json::Value &V, Move &M, json::Path P) {
   json::ObjectMapper O(V, P);
-  return O && mapUnsigned(O, V, "line", M.Line, P) && mapUnsigned(O, V, "column", M.Column, P) &&
-         mapUnsigned(O, V, "offset", M.Offset, P) && O.map("class", M.Class) &&
+  return O && mapUnsigned(O, "line", M.Line, P) && mapUnsigned(O, "column", M.Column, P) &&
+         mapUnsigned(O, "offset", M.Offset, P) && O.map("class", M.Class) &&
          O.map("object", M.Object) && O.map("function", M.Function) &&
          O.mapOptional("device", M.To.Device) && O.mapOptional("deviceText", M.To.DeviceText) &&
          O.mapOptional("dtype", M.To.DType) && O.mapOptional("constructorOf", M.ConstructorOf) &&
@@ -135,7 +135,7 @@ llvm::Expected<FactsFile> parse(llvm::StringRef Text) {
   FactsFile F;
   json::Path::Root Root("facts");
   const json::Value *Units = Top->get("units");
-  if (!Units || !fromJSON(*Units, F.Units, Root.field("units"))) {
+  if (!Units || !fromJSON(*Units, F.Units, json::Path(Root).field("units"))) {
     if (!Units)
       return llvm::createStringError("no \"units\" array");
     return Root.getError();

@@ -70,11 +70,11 @@ static void noteRegisteredLocal(
     const BoundNodes &N,
     llvm::DenseMap<const VarDecl *, std::pair<const CXXRecordDecl *, const ValueDecl *>> &Map) {
   const auto *Var = N.getNodeAs<VarDecl>("regvar")->getCanonicalDecl();
-  const ValueDecl *Field = N.getNodeAs<FieldDecl>("regfield");
+  const auto *Field = N.getNodeAs<FieldDecl>("regfield");
   auto &Slot = Map[Var];
   Slot.first = N.getNodeAs<CXXConstructorDecl>("regctor")->getParent()->getCanonicalDecl();
   if (Field || !Slot.second)
-    Slot.second = Field ? Field->getCanonicalDecl() : static_cast<const ValueDecl *>(Var);
+    Slot.second = Field ? static_cast<const ValueDecl *>(Field->getCanonicalDecl()) : Var;
 }
 
 void RepeatedModuleMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {

@@ -111,7 +111,7 @@ facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
 }
 
 std::string RepeatedModuleMoveCheck::factsPath() const {
-  llvm::SmallString<256> P(FactsFile.empty() ? facts::DefaultFileName : llvm::StringRef(FactsFile));
+  llvm::SmallString<256> P(FactsFile.empty() ? llvm::StringRef(facts::DefaultFileName) : llvm::StringRef(FactsFile));
   if (llvm::sys::path::is_absolute(P))
     return std::string(P);
   // Relative to the compile command's directory (clang-tidy and clangd both
@@ -139,7 +139,7 @@ void RepeatedModuleMoveCheck::checkAcrossUnits(facts::UnitFacts &Unit) {
   std::string Error;
   std::shared_ptr<const facts::FactsFile> File = facts::load(factsPath(), Error);
   if (!Error.empty())
-    configurationDiag("%0: %1") << name() << Error;
+    configurationDiag("%0: %1") << getID() << Error;
   if (!File)
     return; // no facts file: this unit alone, as before
   facts::Index Index;

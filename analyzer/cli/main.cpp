@@ -3,6 +3,7 @@
 // findings, 1 new findings, 2 usage or tool error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <thread>
@@ -157,6 +158,9 @@ int main(int argc, char** argv) {
       factsPath = std::string(p);
     }
     if (!opts.paths.empty()) keepPrevious(all, factsPath, units);
+    // Workers finish in any order; the file and the join should not.
+    std::sort(all.Units.begin(), all.Units.end(),
+              [](const auto& a, const auto& b) { return a.File < b.File; });
     for (Finding& f : joinFacts(all, sources)) results.findings.push_back(std::move(f));
     if (llvm::Error e = facts::writeFile(factsPath, all))
       results.errors.push_back({factsPath, "cannot write facts file '" + factsPath + "': " +

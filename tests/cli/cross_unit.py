@@ -36,7 +36,7 @@ EXPECTED = [
     (12, "net.head", "src/net.cpp", 6, "NetImpl"),
     (14, "pipeline.stage.conv1", "src/block.cpp", 5, "BlockImpl"),
 ]
-DIAG = re.compile(r"^(?P<file>/\S+?):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|note): (?P<msg>.*)$")
+DIAG = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|note): (?P<msg>.*)$")
 
 
 class Failure(Exception):
@@ -67,11 +67,12 @@ def tidy_findings(out, root):
         m = DIAG.match(line)
         if not m:
             continue
+        path = os.path.join(root, m["file"])  # unchanged when absolute
         if m["kind"] == "warning" and RULE in m["msg"]:
-            check(m["file"] == os.path.join(root, "src/main.cpp"), f"warning outside main.cpp: {line}")
+            check(path == os.path.join(root, "src/main.cpp"), f"warning outside main.cpp: {line}")
             last = int(m["line"])
         elif m["kind"] == "note" and last is not None:
-            found.add((last, m["file"], int(m["line"])))
+            found.add((last, path, int(m["line"])))
             last = None
     return found
 
@@ -172,6 +173,9 @@ def main():
         ap.add_argument(opt, required=True)
     ap.add_argument("--clangd")
     args = ap.parse_args()
+    for name in ("devcopy", "tidy", "plugin", "mock", "clangd"):
+        if getattr(args, name) and os.path.exists(getattr(args, name)):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     root = os.path.realpath(tempfile.mkdtemp(prefix="devcopy_cross_"))
     shutil.copytree(os.path.join(HERE, "multi"), root, dirs_exist_ok=True)
     commands = [{"directory": root, "file": f"src/{s}",
