@@ -35,6 +35,7 @@ EXPECTED = [
     (10, "encoder", "src/encoder.cpp", 5, "EncoderImpl"),
     (12, "net.head", "src/net.cpp", 6, "NetImpl"),
     (14, "pipeline.stage.conv1", "src/block.cpp", 5, "BlockImpl"),
+    (16, "decoder", "src/encoder.cpp", 10, "DecoderImpl"),
 ]
 DIAG = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|note): (?P<msg>.*)$")
 

@@ -17,6 +17,13 @@ struct EncoderImpl : torch::nn::Module {
 };
 TORCH_MODULE(Encoder);
 
+// encoder.cpp: moves itself in its constructor (a bare `to(device)`).
+struct DecoderImpl : torch::nn::Module {
+  explicit DecoderImpl(torch::Device device);
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(Decoder);
+
 // net.cpp: registers a Block, and a head it moved before registering it.
 struct NetImpl : torch::nn::Module {
   explicit NetImpl(torch::Device device);

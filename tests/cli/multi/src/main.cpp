@@ -12,6 +12,8 @@ void train(torch::Device device, bool move_early) {
   net->to(device);
   Pipeline pipeline(device);
   pipeline->to(device);
+  Decoder decoder(device);
+  decoder->to(device);
   Block quiet(device);
   quiet->to(device); // NOLINT(devcopy-repeated-module-move)
 
