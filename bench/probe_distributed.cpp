@@ -73,7 +73,7 @@ int rank_main(std::int64_t kib, double lone_ms) {
         r.replicated().size());
     std::printf("  inspect (every rank at once) %.2f ms, inspect_distributed %.2f ms: ratio %.2f (target <= 1.5)\n",
                 local_ms, dist_ms, dist_ms / local_ms);
-    std::printf("  a lone inspect, nothing else running: %.2f ms (inspect_distributed / lone: %.2f)\n",
+    std::printf("  a lone inspect (the launcher, before the ranks start): %.2f ms (inspect_distributed / lone: %.2f)\n",
                 lone_ms, dist_ms / lone_ms);
   }
   return 0;

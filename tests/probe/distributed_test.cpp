@@ -149,7 +149,7 @@ TEST(Distributed, ARankThatExitsGivesAnErrorNotAHang) {
     ADD_FAILURE() << "inspect_distributed returned although rank 1 exited";
   } catch (const devcopy::DistributedError& e) {
     const std::string what = e.what();
-    std::cout << "rank 0 got: " << what << '\n';
+    std::cout << "rank 0 got: " << what << std::endl;  // before _Exit
     EXPECT_NE(what.find("on rank 0 of 2"), std::string::npos) << what;
     EXPECT_NE(what.find("a rank exited or stalled"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
@@ -172,7 +172,7 @@ TEST(Distributed, ARankThatStallsTimesOut) {
         try {
           devcopy::inspect_distributed(net, *pg, devcopy::DistributedOptions().with_timeout(1s));
         } catch (const devcopy::DistributedError& e) {
-          std::cout << "rank 0 got: " << e.what() << '\n';
+          std::cout << "rank 0 got: " << e.what() << std::endl;
           EXPECT_NE(std::string(e.what()).find("timeout 1000 ms"), std::string::npos) << e.what();
           throw;
         }
