@@ -187,27 +187,30 @@ std::string Report::to_json() const {
       obj.str("tensor", s.tensor);
       obj.str("reason", s.reason);
     });
-    put_array(root, "ranks", ranks_, [](std::ostream& o, const RankMemory& m) {
-      Object obj(o);
-      obj.num("rank", m.rank);
-      obj.str("host", m.host);
-      obj.str("device", m.device);
-      obj.num("reachable_bytes", m.reachable_bytes);
-      obj.num("allocated_bytes", m.allocated_bytes);
-      obj.num("reserved_bytes", m.reserved_bytes);
-    });
-    put_array(root, "replicated", replicated_, [](std::ostream& o, const Replicated& r) {
-      Object obj(o);
-      obj.str("category", r.category);
-      obj.num("ranks", r.ranks);
-      obj.num("bytes_per_rank", r.bytes_per_rank);
-      obj.num("storages", r.storages);
-      obj.key("expected") << (r.expected ? "true" : "false");
-      obj.strs("tensors", r.tensors);
-    });
-    char skew[32];
-    std::snprintf(skew, sizeof skew, "%.4f", rank_skew());
-    root.key("rank_skew") << skew;
+    // Keys of inspect_distributed() reports only: single-process JSON stays as it was.
+    if (!ranks_.empty()) {
+      put_array(root, "ranks", ranks_, [](std::ostream& o, const RankMemory& m) {
+        Object obj(o);
+        obj.num("rank", m.rank);
+        obj.str("host", m.host);
+        obj.str("device", m.device);
+        obj.num("reachable_bytes", m.reachable_bytes);
+        obj.num("allocated_bytes", m.allocated_bytes);
+        obj.num("reserved_bytes", m.reserved_bytes);
+      });
+      put_array(root, "replicated", replicated_, [](std::ostream& o, const Replicated& r) {
+        Object obj(o);
+        obj.str("category", r.category);
+        obj.num("ranks", r.ranks);
+        obj.num("bytes_per_rank", r.bytes_per_rank);
+        obj.num("storages", r.storages);
+        obj.key("expected") << (r.expected ? "true" : "false");
+        obj.strs("tensors", r.tensors);
+      });
+      char skew[32];
+      std::snprintf(skew, sizeof skew, "%.4f", rank_skew());
+      root.key("rank_skew") << skew;
+    }
     root.num("host_syncs", host_syncs_);
     root.num("wasted_bytes", wasted_bytes());
   }

@@ -1,6 +1,5 @@
 // inspect_distributed() with CUDA tensors: two ranks (Gloo, 127.0.0.1) on
 // the one GPU of the test machine. Built only when LibTorch has CUDA.
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <devcopy/distributed.h>
 #include <devcopy/gtest.h>
 #include <torch/torch.h>
@@ -14,7 +13,6 @@ using devcopy_test::in_rank;
 using namespace std::chrono_literals;
 const std::string kReplicated(devcopy::rules::kReplicatedAcrossRanks);
 const std::string kMisplaced(devcopy::rules::kMisplacedRankMemory);
-constexpr std::int64_t MiB = 1 << 20;
 
 std::shared_ptr<torch::nn::Sequential> model() {
   torch::manual_seed(0);
