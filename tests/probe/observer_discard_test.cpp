@@ -11,7 +11,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -193,6 +199,27 @@ TEST(Discard, ReadmeExampleFails) {
                           "observer_discard_test.cpp:" + std::to_string(kDroppedLine) +
                               ": discarded-copy: aten::to copied");
   EXPECT_NO_DISCARDED_COPIES(g_model->forward(g_input, false));
+}
+
+TEST(Discard, ReportDirKeepsEachTestsReport) {
+  const std::string dir = ::testing::TempDir() + "devcopy_reports_" + std::to_string(::getpid());
+  ::setenv("DEVCOPY_REPORT_DIR", dir.c_str(), 1);
+  EXPECT_NONFATAL_FAILURE(EXPECT_NO_DISCARDED_COPIES(g_input.to(torch::kDouble)), "discarded-copy");
+  EXPECT_NO_DISCARDED_COPIES(g_input.to(torch::kDouble).sum());
+  ::unsetenv("DEVCOPY_REPORT_DIR");
+  std::ifstream in(dir + "/Discard.ReportDirKeepsEachTestsReport.json");
+  ASSERT_TRUE(in.good()) << dir;
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Both assertions' reports, merged: the first's finding, each one's copy.
+  auto occurrences = [&json](const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = json.find(part); at != std::string::npos; at = json.find(part, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(occurrences("\"kind\":\"discarded-copy\""), 1u) << json;
+  EXPECT_EQ(occurrences("observer_discard_test.cpp"), 1u) << json;
+  EXPECT_EQ(occurrences("\"dtype\":\"double\""), 2u) << json;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
