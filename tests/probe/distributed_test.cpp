@@ -184,7 +184,7 @@ TEST(Distributed, ARankThatStallsTimesOut) {
 
 TEST(Distributed, OneRankHasNothingToCompare) {
   devcopy_test::StoreDir dir;
-  auto pg = devcopy_test::gloo_group(dir.path(), 0, 1, 5s);
+  auto pg = devcopy_test::make_group(dir.path(), 0, 1, 5s);
   Net net;
   net.register_buffer("copy", net.fc1->weight.detach().clone());  // a local duplicate
   Report r = devcopy::inspect_distributed(net, *pg);
