@@ -154,7 +154,9 @@ TEST(Distributed, ARankThatExitsGivesAnErrorNotAHang) {
     EXPECT_NE(what.find("a rank exited or stalled"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
+  // Gloo sees the closed connection at once; a store-backed group waits out
+  // the timeout (FileStore's wait overshoots it, up to about twice).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   std::_Exit(::testing::Test::HasFailure() ? 1 : 0);  // the group's threads hold a dead peer
 }
 
