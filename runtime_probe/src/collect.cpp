@@ -142,6 +142,45 @@ void add_optimizer(Collector& c, const std::string& prefix, const torch::optim::
   }
 }
 
+// Two StorageImpls over the same memory (at::from_blob over a parameter's
+// data, a tensor wrapping another's pointer) are one storage with two names:
+// shared, never a copy. Overlapping spans on a device merge into the first.
+void merge_aliases(Collected& c) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < c.storages.size(); ++i)
+    if (c.storages[i].span.data != nullptr && c.storages[i].span.nbytes > 0) order.push_back(i);
+  auto begin = [&](std::size_t i) { return c.storages[i].span.data; };
+  auto end = [&](std::size_t i) { return c.storages[i].span.data + c.storages[i].span.nbytes; };
+  auto dev = [&](std::size_t i) { return c.storages[i].device.str(); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::make_pair(dev(a), begin(a)) < std::make_pair(dev(b), begin(b));
+  });
+  std::vector<bool> gone(c.storages.size(), false);
+  for (std::size_t k = 0; k < order.size();) {
+    std::size_t head = order[k];
+    const unsigned char* reach = end(head);
+    for (++k; k < order.size() && dev(order[k]) == dev(head) && begin(order[k]) < reach; ++k) {
+      Storage& into = c.storages[head];
+      Storage& from = c.storages[order[k]];
+      reach = std::max(reach, end(order[k]));
+      // The larger span stands for both; other dtypes or spans cannot be compared.
+      bool same = from.span.nbytes == into.span.nbytes && from.dtype == into.dtype;
+      if (from.span.nbytes > into.span.nbytes) {
+        into.span = from.span;
+        into.dtype = from.dtype;
+      }
+      into.comparable = same && into.comparable && from.comparable;
+      into.names.insert(into.names.end(), from.names.begin(), from.names.end());
+      into.others.insert(into.others.end(), from.others.begin(), from.others.end());
+      gone[order[k]] = true;
+    }
+  }
+  std::vector<Storage> kept;
+  for (std::size_t i = 0; i < c.storages.size(); ++i)
+    if (!gone[i]) kept.push_back(std::move(c.storages[i]));
+  c.storages = std::move(kept);
+}
+
 }  // namespace
 
 Collected collect(const torch::nn::Module& module, const InspectOptions& options) {
@@ -152,7 +191,9 @@ Collected collect(const torch::nn::Module& module, const InspectOptions& options
   for (const auto& [name, t] : options.tensors) c.add(name, t, Role::compared, Category::root);
   for (const auto& [name, opt] : options.optimizers)
     if (opt != nullptr) add_optimizer(c, name + ".", *opt);
-  return c.take();
+  Collected out = c.take();
+  merge_aliases(out);
+  return out;
 }
 
 }  // namespace devcopy::detail

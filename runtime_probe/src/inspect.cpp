@@ -83,11 +83,16 @@ void find_duplicates(const std::vector<Storage>& st, const std::vector<detail::P
       f.bytes = first.span.nbytes * static_cast<std::int64_t>(cls.size() - 1);
       std::set<std::string> seen;
       std::string places;
-      for (std::size_t i : cls) {
-        if (seen.insert(st[i].device.str()).second) f.devices.push_back(st[i].device.str());
-        f.tensors.insert(f.tensors.end(), st[i].names.begin(), st[i].names.end());
-        if (i != cls.front()) places += (places.empty() ? "" : ", ") + where(st[i]);
+      // The message names a few copies; `tensors` (and the JSON) keep them all.
+      constexpr std::size_t kNamed = 5;
+      for (std::size_t k = 0; k < cls.size(); ++k) {
+        const Storage& s = st[cls[k]];
+        if (seen.insert(s.device.str()).second) f.devices.push_back(s.device.str());
+        f.tensors.insert(f.tensors.end(), s.names.begin(), s.names.end());
+        if (k > 0 && k <= kNamed) places += (places.empty() ? "" : ", ") + where(s);
       }
+      if (cls.size() - 1 > kNamed)
+        places += " and " + std::to_string(cls.size() - 1 - kNamed) + " more";
       std::ostringstream msg;
       msg << "the " << format_bytes(first.span.nbytes) << " of " << c10::toString(first.dtype)
           << " in " << where(first) << " are copied to " << places << ": "

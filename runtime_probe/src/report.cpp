@@ -137,8 +137,11 @@ void put_array(Object& obj, const char* k, const std::vector<T>& items, F&& each
 
 void print_list(std::ostream& os, const char* label, const std::vector<std::string>& v) {
   if (v.empty()) return;
+  // For people: a long list is cut (to_json keeps every name).
+  constexpr size_t kShown = 20;
   os << "    " << label << ": ";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  for (size_t i = 0; i < v.size() && i < kShown; ++i) os << (i ? ", " : "") << v[i];
+  if (v.size() > kShown) os << " and " << v.size() - kShown << " more";
   os << '\n';
 }
 
