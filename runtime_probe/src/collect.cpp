@@ -170,6 +170,7 @@ void merge_aliases(Collected& c) {
         into.dtype = from.dtype;
       }
       into.comparable = same && into.comparable && from.comparable;
+      into.category = std::min(into.category, from.category);
       into.names.insert(into.names.end(), from.names.begin(), from.names.end());
       into.others.insert(into.others.end(), from.others.begin(), from.others.end());
       gone[order[k]] = true;
