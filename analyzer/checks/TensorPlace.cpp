@@ -130,6 +130,9 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
     return std::nullopt; // TensorOptions converted from a dtype
   if (const auto *S = llvm::dyn_cast<StringLiteral>(E))
     return placeOfDeviceString(S->getBytes());
+  // Device(name) with a name computed or read at run time: chosen at run time.
+  if (isStringType(E->getType()) && !llvm::isa<CXXFunctionalCastExpr>(E))
+    return Place::Accelerator;
   if (const auto *FC = llvm::dyn_cast<CXXFunctionalCastExpr>(E))
     return deviceOf(FC->getSubExpr(), Depth + 1);
   if (const auto *CO = llvm::dyn_cast<ConditionalOperator>(E)) {

@@ -57,6 +57,10 @@ const CXXRecordDecl *recordOf(QualType T) {
 const CXXRecordDecl *recordOfType(QualType T) { return recordOf(T); }
 
 AST_MATCHER(CXXRecordDecl, isTensorClass) { return isTensorRecord(&Node); }
+/// at::Tensor or at::TensorBase itself: a subclass's own `to()` is its own.
+AST_MATCHER(CXXRecordDecl, isLibTorchTensorClass) {
+  return isNamed(&Node, "TensorBase", {"at"}) || isNamed(&Node, "Tensor", {"at"});
+}
 AST_MATCHER(CXXRecordDecl, isModuleClass) { return isModuleRecord(&Node); }
 AST_MATCHER(Expr, hasTensorType) { return isTensorType(Node.getType()); }
 
@@ -146,7 +150,7 @@ ast_matchers::internal::Matcher<Expr> tensorExpr() { return hasTensorType(); }
 
 ast_matchers::internal::Matcher<Expr> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names,
                                          llvm::StringRef Id) {
-  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(isTensorClass()))),
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(isLibTorchTensorClass()))),
                            on(expr().bind((Id + ".recv").str())))
       .bind(Id);
 }
@@ -172,7 +176,12 @@ std::string sourceText(const Expr *E, const ASTContext &Ctx) {
   if (!E)
     return "";
   const SourceManager &SM = Ctx.getSourceManager();
-  CharSourceRange R = SM.getExpansionRange(E->getSourceRange());
+  // As spelled where the user wrote it: a macro argument's own text, else
+  // the whole macro invocation.
+  CharSourceRange R = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(E->getSourceRange()), SM, Ctx.getLangOpts());
+  if (R.isInvalid())
+    R = SM.getExpansionRange(E->getSourceRange());
   return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
 }
 
