@@ -59,6 +59,16 @@ const CallExpr *factoryRoot(const Expr *E,
 
 AST_MATCHER(Expr, isFactoryChain) { return factoryRoot(&Node, nullptr) != nullptr; }
 
+/// torch::tensor(values) copies host values whichever device it names: only a
+/// constant (`torch::tensor({0.5})`) could have been made on the device.
+bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
+  const FunctionDecl *FD = Factory.getDirectCallee();
+  if (!FD->getIdentifier() || FD->getName() != "tensor" || Factory.getNumArgs() == 0)
+    return false;
+  auto Variable = declRefExpr(to(varDecl(unless(isConstexpr()))));
+  return !match(expr(anyOf(Variable, hasDescendant(Variable))), *Factory.getArg(0), Ctx).empty();
+}
+
 /// The argument of a `to()` call that names where it goes, if any.
 const Expr *deviceArgument(const CXXMemberCallExpr &Move) {
   for (const Expr *A : Move.arguments())
@@ -101,14 +111,17 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   TensorPlaces &Places = places(Ctx);
   // Made on the host (no device in its options; `*_like(t)` with `t` there),
   // and sent where the host is not (the CPU-fixed program's "device" is).
-  if (Places.ofTensor(Factory) != Place::Host)
+  if (Places.ofTensor(Factory) != Place::Host || copiesHostValues(*Factory, Ctx))
     return;
   CopyTarget T = describeCopy(*Move, Ctx);
   const Expr *DevArg = T.Method == "to" ? deviceArgument(*Move) : nullptr;
-  if (T.Method == "to" && !DevArg)
-    return; // a dtype, or the place of another tensor
-  std::optional<Place> To =
-      T.Method == "cuda" ? std::optional(Place::Accelerator) : Places.deviceNamedBy(DevArg);
+  // to(other): the device (and dtype) of another tensor.
+  const Expr *Other = T.LikeOther && writtenArgs(*Move) == 1 ? Move->getArg(0) : nullptr;
+  if (T.Method == "to" && !DevArg && !Other)
+    return; // a dtype only
+  std::optional<Place> To = T.Method == "cuda" ? std::optional(Place::Accelerator)
+                            : Other            ? std::optional(Places.ofTensor(Other))
+                                               : Places.deviceNamedBy(DevArg);
   if (!To || *To == Place::Host)
     return;
 
@@ -116,9 +129,11 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
   // `.to(opts)` with a TensorOptions value: those options are what to pass.
   const Expr *WrittenDev = DevArg ? ignoreConversions(DevArg) : nullptr;
-  const bool PassOptions = WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
-                           llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev);
-  const std::string Dev = T.Method == "cuda" ? NS + "::kCUDA" : sourceText(WrittenDev, Ctx);
+  const bool PassOptions = Other || (WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
+                                     llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev));
+  const std::string Dev = T.Method == "cuda" ? NS + "::kCUDA"
+                          : Other            ? sourceText(ignoreConversions(Other), Ctx) + ".options()"
+                                             : sourceText(WrittenDev, Ctx);
   std::string Via;
   for (const CXXMemberCallExpr *L : Links)
     Via += std::string(Via.empty() ? " (then '" : ", '") +
@@ -127,6 +142,8 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Via += " there)";
   std::optional<uint64_t> Bytes = Links.empty() ? factoryBytes(*Factory, Ctx) : std::nullopt;
   std::string Destination = PassOptions ? "to the device of '" + Dev + "'" : describeDestination(T);
+  if (Other)
+    Destination = describeDestination(T);
   std::string Suggest = PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
                                     : "create it there with '" + NS + "::TensorOptions().device(" +
                                           Dev + ")'";
