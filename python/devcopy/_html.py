@@ -113,6 +113,16 @@ def fragment(report):
             f"<h2>Copies</h2>{_routes(report)}</div>")
 
 
+# Records each bar segment's drawn width (data-px): the page's own check
+# that it rendered, read by the headless-browser test. Inline, no network.
+_SCRIPT = """
+for (const s of document.querySelectorAll('.bar span'))
+  s.dataset.px = Math.round(s.getBoundingClientRect().width);
+document.body.dataset.rendered = 'yes';
+"""
+
+
 def page(report, title="devcopy report"):
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>{fragment(report)}</body></html>\n")
+            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>{fragment(report)}"
+            f"<script>{_SCRIPT}</script></body></html>\n")

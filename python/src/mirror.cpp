@@ -36,6 +36,62 @@ const at::Tensor& unpack_tensor(py::handle obj, const char* what) {
   return THPVariable_Unpack(obj.ptr());
 }
 
+namespace {
+
+class Flatten {
+ public:
+  Flatten(bool grads, std::vector<std::pair<std::string, at::Tensor>>& compared,
+          std::vector<std::pair<std::string, at::Tensor>>& reachable)
+      : grads_(grads), compared_(compared), reachable_(reachable) {}
+
+  // Torch's own module.named_parameters(recurse) order: the module's own,
+  // then each child's, depth first; a module inside itself is not re-entered.
+  void params(py::handle m, const std::string& prefix) {
+    open_.insert(m.ptr());
+    for_items(m, "_parameters", [&](const std::string& name, PyObject* p) {
+      const at::Tensor& t = unpack_tensor(p, ("parameter " + prefix + name).c_str());
+      compared_.emplace_back(prefix + name, t);
+      if (grads_ && t.defined() && t.grad().defined())
+        reachable_.emplace_back(prefix + name + ".grad", t.grad());
+    });
+    for_items(m, "_modules", [&](const std::string& name, PyObject* child) {
+      if (!open_.count(child)) params(child, prefix + name + ".");
+    });
+    open_.erase(m.ptr());
+  }
+
+  void buffers(py::handle m, const std::string& prefix) {
+    open_.insert(m.ptr());
+    if (py::hasattr(m, "_buffers"))
+      for_items(m, "_buffers", [&](const std::string& name, PyObject* b) {
+        compared_.emplace_back(prefix + name, unpack_tensor(b, ("buffer " + prefix + name).c_str()));
+      });
+    for_items(m, "_modules", [&](const std::string& name, PyObject* child) {
+      if (!open_.count(child)) buffers(child, prefix + name + ".");
+    });
+    open_.erase(m.ptr());
+  }
+
+ private:
+  bool grads_;
+  std::vector<std::pair<std::string, at::Tensor>>& compared_;
+  std::vector<std::pair<std::string, at::Tensor>>& reachable_;
+  std::unordered_set<PyObject*> open_;
+};
+
+}  // namespace
+
+void flatten(py::handle module, const std::string& prefix, bool gradients,
+             std::vector<std::pair<std::string, at::Tensor>>& compared,
+             std::vector<std::pair<std::string, at::Tensor>>& reachable) {
+  if (!py::hasattr(module, "_parameters") || !py::hasattr(module, "_modules"))
+    throw py::type_error(std::string("devcopy: a ") + Py_TYPE(module.ptr())->tp_name +
+                         " is not a torch.nn.Module");
+  Flatten f(gradients, compared, reachable);
+  f.params(module, prefix);
+  f.buffers(module, prefix);
+}
+
 std::shared_ptr<torch::nn::Module> Mirror::build(py::handle module) {
   auto found = done_.find(module.ptr());
   if (found != done_.end()) return found->second;

@@ -11,6 +11,9 @@
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace devcopy::python {
 
@@ -25,6 +28,15 @@ class Mirror {
   std::unordered_map<PyObject*, std::shared_ptr<torch::nn::Module>> done_;
   std::unordered_set<PyObject*> open_;  // being built: its ancestors
 };
+
+/// The tensors of a Python module tree as inspect() roots, named as the C++
+/// walk names them ("<prefix>blocks.0.weight"), in its order (parameters
+/// pre-order with each gradient after its parameter, then buffers), without
+/// building modules: the cheap route for inspect(). Parameters and buffers go
+/// to `compared`, gradients to `reachable`.
+void flatten(pybind11::handle module, const std::string& prefix, bool gradients,
+             std::vector<std::pair<std::string, at::Tensor>>& compared,
+             std::vector<std::pair<std::string, at::Tensor>>& reachable);
 
 /// The tensor a Python torch.Tensor holds; throws pybind11::type_error naming
 /// `what` otherwise.

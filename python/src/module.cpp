@@ -50,17 +50,20 @@ Report inspect_py(py::handle model, const Named& tensors, const Named& modules,
                   const Named& held, const py::dict& options) {
   InspectOptions o;
   set_options(o, options);
-  Mirror mirror;
-  std::shared_ptr<torch::nn::Module> root = mirror.build(model);
-  std::vector<std::shared_ptr<torch::nn::Module>> keep;
-  for (const auto& [name, m] : modules) {
-    keep.push_back(mirror.build(m));
-    o.root(name, *keep.back());
-  }
+  // The model and the module roots as named tensors of an empty module:
+  // the same storages, names, roles and order as the C++ walk of a module
+  // tree, without building one (a C++ module per Python module costs more
+  // than the inspection).
+  for (const auto& [name, m] : modules) flatten(m, name + ".", o.gradients, o.tensors, o.held);
+  std::vector<std::pair<std::string, at::Tensor>> own, own_grads;
+  flatten(model, "", o.gradients, own, own_grads);
+  o.tensors.insert(o.tensors.begin(), own.begin(), own.end());
+  o.held.insert(o.held.begin(), own_grads.begin(), own_grads.end());
   for (const auto& [name, t] : tensors) o.root(name, unpack_tensor(t, ("root " + name).c_str()));
   for (const auto& [name, t] : held) o.hold(name, unpack_tensor(t, ("root " + name).c_str()));
+  static const torch::nn::Module empty;
   py::gil_scoped_release no_gil;  // inspect() touches no Python object
-  return inspect(*root, o);
+  return inspect(empty, o);
 }
 
 // Rebuilds `r` with extra detail lines on some findings (the Python side's
