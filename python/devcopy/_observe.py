@@ -1,7 +1,10 @@
 """observe(): the probe's CopyObserver for a `with` block, with the Python
 file and line of each copy and the module it ran in.
 
-Where a copy was made: a TorchFunctionMode (torch.overrides) sees each copy
+Where a copy was made: when the probe has the observer's location hook, the
+extension installs a provider that reads the copying thread's innermost
+Python frame outside torch and devcopy (any thread, only for copies).
+Without the hook, a TorchFunctionMode (torch.overrides) sees each copy
 call (to, cpu, cuda, clone, contiguous, conversions) as Python makes it and
 opens a devcopy ModuleScope named "<module> at <file>:<line>" (or
 "<file>:<line>") around it, so
@@ -28,15 +31,22 @@ _COPY_CALLS = frozenset({
     "to_dense", "to_sparse",
 })
 _local = threading.local()
-# True once the C++ observer asks Python for each copy's location itself
-# (any thread); until then the TorchFunctionMode below names it (its thread).
-NATIVE_LOCATIONS = False
+# True when the C++ observer asks Python for each copy's location itself
+# (any thread); otherwise the TorchFunctionMode below names it (its thread).
+NATIVE_LOCATIONS = _C.install_location_provider([_TORCH_DIR, _HERE])
 
 
 def _modules():
     stack = getattr(_local, "modules", None)
     if stack is None:
         stack = _local.modules = []
+    return stack
+
+
+def _scopes():
+    stack = getattr(_local, "scopes", None)
+    if stack is None:
+        stack = _local.scopes = []
     return stack
 
 
@@ -99,7 +109,7 @@ class Observation:
         if self._model is not None:
             self._native.watch(self._model)
             self._hook_modules(self._model)
-        if self._locations:
+        if self._locations and not NATIVE_LOCATIONS:
             self._mode = _Where()
             self._mode.__enter__()
         return self
@@ -112,6 +122,9 @@ class Observation:
             h.remove()
         self._hooks = []
         _modules().clear()
+        for s in reversed(_scopes()):
+            s.exit()
+        _scopes().clear()
         self._final = Report(self._native.close())
         return False
 
@@ -123,12 +136,19 @@ class Observation:
             name = names.get(id(mod))
             if name is not None:
                 _modules().append(name)
+                if NATIVE_LOCATIONS:  # the module is the probe's scope itself
+                    scope = _C.Scope(name)
+                    scope.enter()
+                    _scopes().append(scope)
 
         def post(mod, _inputs, _output):
             if id(mod) in names:
                 stack = _modules()
                 if stack:
                     stack.pop()
+                scopes = _scopes()
+                if scopes:
+                    scopes.pop().exit()
 
         self._hooks = [M.register_module_forward_pre_hook(pre), M.register_module_forward_hook(post)]
 

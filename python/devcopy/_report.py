@@ -33,13 +33,14 @@ class Finding:
     op: str = ""
     module: str = ""
     details: Tuple[str, ...] = field(default=())
+    count: int = 1  # occurrences merged into this finding (one call site's repeats)
 
     @classmethod
     def _of(cls, f):
         module, location = _split_scope(f.module)
         return cls(kind=f.kind, message=f.message, bytes=f.bytes, devices=tuple(f.devices),
                    tensors=tuple(f.tensors), location=getattr(f, "location", "") or location,
-                   op=f.op, module=module, details=tuple(f.details))
+                   op=f.op, module=module, details=tuple(f.details), count=getattr(f, "count", 1))
 
 
 _AT = re.compile(r"^(?:(.*) at )?(\S+:\d+)$")
@@ -135,6 +136,10 @@ class Report:
                 for name in names:
                     if name in item and hasattr(obj, name):
                         setattr(obj, name, item[name])
+                if key == "findings" and item.get("file") and hasattr(obj, "location"):
+                    obj.location = f"{item['file']}:{item.get('line', 0)}"
+                    obj.function = item.get("function", "")
+                    obj.count = int(item.get("count", 1))
                 native.add(obj)
         native.set_host_syncs(int(data.get("host_syncs", 0)))
         return cls(native)

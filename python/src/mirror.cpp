@@ -49,7 +49,8 @@ class Flatten {
   void params(py::handle m, const std::string& prefix) {
     open_.insert(m.ptr());
     for_items(m, "_parameters", [&](const std::string& name, PyObject* p) {
-      const at::Tensor& t = unpack_tensor(p, ("parameter " + prefix + name).c_str());
+      const at::Tensor& t = THPVariable_Check(p) ? THPVariable_Unpack(p)
+                                                 : unpack_tensor(p, ("parameter " + prefix + name).c_str());
       compared_.emplace_back(prefix + name, t);
       if (grads_ && t.defined() && t.grad().defined())
         reachable_.emplace_back(prefix + name + ".grad", t.grad());
@@ -64,7 +65,8 @@ class Flatten {
     open_.insert(m.ptr());
     if (py::hasattr(m, "_buffers"))
       for_items(m, "_buffers", [&](const std::string& name, PyObject* b) {
-        compared_.emplace_back(prefix + name, unpack_tensor(b, ("buffer " + prefix + name).c_str()));
+        compared_.emplace_back(prefix + name, THPVariable_Check(b) ? THPVariable_Unpack(b)
+                                              : unpack_tensor(b, ("buffer " + prefix + name).c_str()));
       });
     for_items(m, "_modules", [&](const std::string& name, PyObject* child) {
       if (!open_.count(child)) buffers(child, prefix + name + ".");

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "location.h"
 #include "mirror.h"
 
 namespace py = pybind11;
@@ -54,11 +55,8 @@ Report inspect_py(py::handle model, const Named& tensors, const Named& modules,
   // the same storages, names, roles and order as the C++ walk of a module
   // tree, without building one (a C++ module per Python module costs more
   // than the inspection).
+  flatten(model, "", o.gradients, o.tensors, o.held);
   for (const auto& [name, m] : modules) flatten(m, name + ".", o.gradients, o.tensors, o.held);
-  std::vector<std::pair<std::string, at::Tensor>> own, own_grads;
-  flatten(model, "", o.gradients, own, own_grads);
-  o.tensors.insert(o.tensors.begin(), own.begin(), own.end());
-  o.held.insert(o.held.begin(), own_grads.begin(), own_grads.end());
   for (const auto& [name, t] : tensors) o.root(name, unpack_tensor(t, ("root " + name).c_str()));
   for (const auto& [name, t] : held) o.hold(name, unpack_tensor(t, ("root " + name).c_str()));
   static const torch::nn::Module empty;
@@ -98,6 +96,9 @@ class Observer {
     if (!observer_) throw py::value_error("devcopy: this observer is closed");
     Mirror mirror;
     auto m = mirror.build(model);
+    // The observer's lock may be held by a copying thread that waits for
+    // the GIL (the location hook): never take it while holding the GIL.
+    py::gil_scoped_release no_gil;
     observer_->watch(*m, prefix);
   }
   Report close() {
@@ -135,8 +136,8 @@ PYBIND11_MODULE(_C, m) {
   using namespace devcopy::python;
   m.doc() = "devcopy's runtime probe (C++), bound for Python; use the devcopy package";
 
-  py::class_<Finding>(m, "Finding")
-      .def(py::init<>())
+  py::class_<Finding> finding(m, "Finding");
+  finding.def(py::init<>())
       .def_readwrite("kind", &Finding::kind)
       .def_readwrite("message", &Finding::message)
       .def_readwrite("bytes", &Finding::bytes)
@@ -150,6 +151,8 @@ PYBIND11_MODULE(_C, m) {
         os << f;
         return os.str();
       });
+  bind_location_fields(finding);
+  m.def("install_location_provider", &install_location_provider, py::arg("skip"));
   py::class_<SharedStorage>(m, "SharedStorage")
       .def(py::init<>())
       .def_readwrite("device", &SharedStorage::device)

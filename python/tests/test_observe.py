@@ -49,13 +49,13 @@ def test_offload_seed_one_discarded_copy_per_layer_with_its_line():
     with devcopy.observe(model) as obs:
         model(x, offload=True).sum().backward()
     found = obs.report.findings_of("discarded-copy")
-    assert len(found) == 4
+    # One per layer (the observer may merge one call site's repeats: count).
+    assert sum(f.count for f in found) == 4
+    assert sum(f.bytes for f in found) == 4 * 8 * 32 * 8
     line = line_of(DeepModel.forward, "prev_tensor.to(")
     for f in found:
         assert f.location.endswith(f"{HERE}:{line}"), f.location
-        assert f.bytes == 8 * 32 * 8
         assert f.devices == ("cpu", "cpu")
-        assert f"{HERE}:{line}" in f.message
     assert f"{HERE}:{line}" in str(obs.report)
 
 
