@@ -192,6 +192,7 @@ Collected collect(const torch::nn::Module& module, const InspectOptions& options
   for (const auto& [name, t] : options.tensors) c.add(name, t, Role::compared, Category::root);
   for (const auto& [name, opt] : options.optimizers)
     if (opt != nullptr) add_optimizer(c, name + ".", *opt);
+  for (const auto& [name, t] : options.held) c.add(name, t, Role::reachable, Category::root);
   Collected out = c.take();
   merge_aliases(out);
   return out;
