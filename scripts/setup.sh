@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libgtest-dev
   libgrpc++-dev libabsl-dev neovim clangd-19  # devcopy-clangd: link, LSP test, latency bench
   libicu72  # Microsoft's SARIF validator (a self-contained .NET binary) needs ICU
+  dpkg-dev file  # cpack -G DEB (dpkg-shlibdeps) in the package test
   python3-yaml  # tests/cli/ci_recipe.py reads the CI workflow and the pre-commit hook
 )
 
