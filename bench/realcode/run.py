@@ -39,6 +39,8 @@ SOURCE_EXT = (".cpp", ".cc", ".cxx", ".cu") + HEADER_EXT
 TORCH_INCLUDES = ["/usr/include/torch/csrc/api/include"]
 WARNING = re.compile(r"^(.*?):(\d+):(\d+): warning: (.*) \[(devcopy-[a-z-]+)\]$")
 ERROR = re.compile(r"^(.*?):(\d+):(\d+): error: ")
+# A vendored copy of LibTorch's own headers must not shadow the installed ones.
+VENDORED = re.compile(r"(^|/)(ATen|c10|caffe2|pybind11|torch/csrc)/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -97,7 +99,7 @@ def prepare(repo_dir, files, sysdirs, stub_dir):
     LibTorch code around it keeps its types."""
     inc = set()
     for f in files:
-        if f.endswith(HEADER_EXT):
+        if f.endswith(HEADER_EXT) and not VENDORED.search(f):
             d = os.path.dirname(f)
             while True:
                 inc.add(d)
