@@ -14,6 +14,8 @@ import argparse
 import collections
 import concurrent.futures
 import csv
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -249,6 +251,9 @@ def main():
     ap.add_argument("--repo", action="append", help="only this repository (owner/name)")
     ap.add_argument("--no-pch", action="store_true",
                     help="parse <torch/torch.h> in every run instead of precompiling it once")
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "devcopy-realcode-cache"),
+                    help="findings per (analyzer binary, file, commit) are kept here so that a rerun "
+                         "analyses only what changed; --cache '' turns it off (default %(default)s)")
     ap.add_argument("--keep", help="check out into this folder and keep it")
     ap.add_argument("--show", action="store_true",
                     help="list every finding, missed label and false finding")
@@ -283,19 +288,41 @@ def main():
             jobs.append((repo, dest, path, incdirs, stub_dir))
 
     t0 = time.time()
-    pch = None if a.no_pch else build_pch(work, a.std)
-    findings, errs, cpu = {}, {}, 0.0
+    findings, errs = {}, {}
+    st = os.stat(a.tidy)
+    tidy_key = f"{os.path.realpath(a.tidy)}:{st.st_size}:{st.st_mtime_ns}:{a.std}"
+    commits = dict(repos)
+
+    def cache_file(repo, path):
+        key = f"{tidy_key}:{repo}:{commits[repo]}:{path}"
+        return os.path.join(a.cache, hashlib.sha1(key.encode()).hexdigest() + ".json")
+
+    todo = []
+    for job in jobs:
+        c = cache_file(job[0], job[2]) if a.cache else None
+        if c and os.path.exists(c):
+            with open(c) as f:
+                got, err = json.load(f)
+            findings[(job[0], job[2])] = [tuple(g) for g in got]
+            errs[(job[0], job[2])] = err
+        else:
+            todo.append(job)
+    pch = None if a.no_pch or not todo else build_pch(work, a.std)
     with concurrent.futures.ThreadPoolExecutor(max(1, a.j)) as ex:
         futs = {ex.submit(analyse, a.tidy, d, p, inc, s, a.std, pch): (repo, p)
-                for repo, d, p, inc, s in jobs}
-        for f in concurrent.futures.as_completed(futs):
+                for repo, d, p, inc, s in todo}
+        for n, f in enumerate(concurrent.futures.as_completed(futs), 1):
             repo, path = futs[f]
             _, got, err, secs = f.result()
             if got is None:
                 die(f"{repo}/{path}: {err}")
             findings[(repo, path)] = got
             errs[(repo, path)] = err
-            cpu += secs
+            print(f"[{n}/{len(todo)}] {repo} {path} ({secs:.0f} s)", file=sys.stderr)
+            if a.cache:
+                os.makedirs(a.cache, exist_ok=True)
+                with open(cache_file(repo, path), "w") as c:
+                    json.dump([got, err], c)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -304,7 +331,8 @@ def main():
     print(f"analyzer: {a.tidy}")
     print(f"{len(repos)} repositories, {len(jobs)} files, {len(rows)} labelled lines "
           f"({npos} findings, {len(rows) - npos} ok); {nstubs} stub headers; "
-          f"{time.time() - t0:.0f} s with -j{a.j}")
+          f"{len(todo)} files analysed in {time.time() - t0:.0f} s with -j{a.j}, "
+          f"{len(jobs) - len(todo)} from the cache")
     bad = {k: v for k, v in errs.items() if v}
     if bad:
         print(f"files with parse errors (missing third-party headers stubbed): "
