@@ -23,6 +23,10 @@ options:
   --fix                    apply the checks' fix-its
   --root DIR               paths in reports are relative to DIR (default: git checkout)
   --no-progress            no progress line, even on a terminal
+  --facts FILE             write the cross-file facts (module moves) to FILE
+                           (default BUILD_DIR/devcopy-facts.json, where
+                           devcopy-tidy, the plugin and devcopy-clangd look)
+  --no-facts               analyze each file alone: no cross-file findings, no facts file
   --skip-unlisted          a PATH the compile database does not list is skipped
                            with a note instead of an error (for pre-commit hooks)
 
@@ -54,7 +58,7 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
       {"-p", &opts.buildDir},           {"--format", &opts.format},
       {"--output", &opts.output},       {"--config-file", &opts.configFile},
       {"--baseline", &opts.baseline},   {"--write-baseline", &opts.writeBaseline},
-      {"--root", &opts.root}};
+      {"--root", &opts.root},           {"--facts", &opts.facts}};
   bool onlyPaths = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
@@ -67,6 +71,7 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
     if (arg == "--fix") { opts.fix = true; continue; }
     if (arg == "--no-progress") { opts.progress = false; continue; }
     if (arg == "--skip-unlisted") { opts.skipUnlisted = true; continue; }
+    if (arg == "--no-facts") { opts.noFacts = true; continue; }
     std::string name = arg, value;
     bool hasValue = false;
     if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {

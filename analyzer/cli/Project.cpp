@@ -128,6 +128,9 @@ bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolErr
   config.defaults = ClangTidyOptions::getDefaults();
   config.defaults.Checks = "-*,devcopy-*";  // compiler warnings are not devcopy's business
   if (opts.checks) config.overrides.Checks = *opts.checks;
+  // Without facts the check reads no facts file either: each unit alone.
+  if (opts.noFacts)
+    config.overrides.CheckOptions["devcopy-repeated-module-move.FactsFile"].Value = "none";
   if (!opts.configFile.empty()) {
     std::string error;
     config.configFile = parseConfig(opts.configFile, error);

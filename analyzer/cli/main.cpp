@@ -3,6 +3,7 @@
 // findings, 1 new findings, 2 usage or tool error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "AtomicFile.h"
 #include "Baseline.h"
+#include "CrossUnit.h"
 #include "Fingerprint.h"
 #include "Fixes.h"
 #include "Input.h"
@@ -154,10 +156,34 @@ int main(int argc, char** argv) {
 
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   bool progress = opts.progress && isatty(STDERR_FILENO);
+  std::optional<FactsCollector> collector;
+  if (!opts.noFacts) collector.emplace();
   analyzeUnits(units, config, jobs, progress, results.findings, results.errors);
   results.analyzed = unsigned(units.size());
 
   SourceText sources;
+  if (collector) {
+    // The cross-unit step: join every unit's facts, then leave them for the
+    // editors and for the next run on a few PATHs.
+    facts::FactsFile all = collector->take();
+    collector.reset();
+    std::string factsPath = opts.facts;
+    if (factsPath.empty()) {
+      llvm::SmallString<256> p(opts.buildDir);
+      llvm::sys::path::append(p, facts::DefaultFileName);
+      factsPath = std::string(p);
+    }
+    if (!opts.paths.empty()) keepPrevious(all, factsPath, units);
+    // Workers finish in any order; the file and the join should not.
+    std::sort(all.Units.begin(), all.Units.end(),
+              [](const auto& a, const auto& b) { return a.File < b.File; });
+    for (Finding& f : joinFacts(all, sources)) results.findings.push_back(std::move(f));
+    if (llvm::Error e = writeAtomically(
+            factsPath, [&](llvm::raw_ostream& os) { os << facts::toJSON(all) << "\n"; }))
+      results.errors.push_back({factsPath, "cannot write facts file '" + factsPath + "': " +
+                                               llvm::toString(std::move(e)) +
+                                               "; choose a writable path with --facts, or --no-facts"});
+  }
   locateAll(results.findings, sources);
   splitCompileErrors(results.findings, results.errors, cwd);
   dedupe(results.findings, sources);
