@@ -15,12 +15,13 @@ import torch  # noqa: F401  (loads libtorch before the extension links to it)
 from . import _C
 from ._assert import assert_no_discarded_copies, assert_no_findings
 from ._holders import holders
-from ._inspect import available_memory, check, inspect
+from ._inspect import available_memory, check, inspect, inspect_distributed
 from ._observe import Observation, mark_read, observe, scope
 from ._report import Finding, ProbeFailure, Report
 
 __all__ = [
     "Finding", "Observation", "ProbeFailure", "Report", "assert_no_discarded_copies",
-    "assert_no_findings", "available_memory", "check", "holders", "inspect", "mark_read",
+    "assert_no_findings", "available_memory", "check", "holders", "inspect",
+    "inspect_distributed", "mark_read",
     "observe", "scope",
 ]

@@ -54,7 +54,7 @@ def _reachable(model, roots):
             add(p)
         for b in m.buffers():
             add(b)
-    for _, t in roots.tensors + roots.held:
+    for _, t in roots.tensors + roots.held + roots.state:
         add(t)
     return ptrs
 

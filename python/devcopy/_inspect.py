@@ -19,7 +19,7 @@ def inspect(model, roots=None, **options) -> Report:
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"devcopy.inspect: expected a torch.nn.Module, got {type(model).__name__}")
     r = Roots(model, roots)
-    native = _C.inspect(model, r.tensors, r.modules, r.held, options)
+    native = _C.inspect(model, r.tensors, r.modules, r.held, r.state, options)
     if any(f.kind == "unreachable-allocation" for f in native.findings):
         native = annotate_unreachable(native, model, r)
     return Report(native)
@@ -61,3 +61,27 @@ def available_memory(device="cuda") -> int:
     if d.type == "cuda" and d.index is None:
         d = torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
     return _C.available_memory(str(d))
+
+
+def inspect_distributed(model, group=None, roots=None, timeout=120.0, **options) -> Report:
+    """inspect() across the ranks of a torch.distributed process group (the
+    default group when None): each rank fingerprints its own storages, and
+    every rank gets one report with misplaced-rank-memory,
+    replicated-across-ranks and the per-rank memory table (to_json()'s
+    "ranks", "replicated", "rank_skew"). A collective: every rank must call
+    it. Each of its two all-gathers gives up after `timeout` seconds with a
+    ValueError naming the rank and the step."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError("devcopy.inspect_distributed: expected a torch.nn.Module, "
+                        f"got {type(model).__name__}")
+    if not hasattr(_C, "inspect_distributed"):
+        raise RuntimeError("devcopy.inspect_distributed: this build's LibTorch has no c10d headers")
+    import torch.distributed as dist
+    if group is None:
+        if not dist.is_available() or not dist.is_initialized():
+            raise RuntimeError("devcopy.inspect_distributed: torch.distributed is not initialized; "
+                               "call init_process_group() first or pass group=")
+        group = dist.distributed_c10d._get_default_group()
+    r = Roots(model, roots)
+    return Report(_C.inspect_distributed(model, r.tensors, r.modules, r.held, r.state, options,
+                                         group, float(timeout)))

@@ -39,12 +39,12 @@ def _optimizer(name, opt, out):
         label = out.param_names.get(id(param), str(i))
         for key, value in state.items():
             if isinstance(value, torch.Tensor):
-                out.held.append((f"{name}.state.{label}.{key}", value))
+                out.state.append((f"{name}.state.{label}.{key}", value))
 
 
 class Roots:
     def __init__(self, model, roots):
-        self.tensors, self.modules, self.held = [], [], []
+        self.tensors, self.modules, self.held, self.state = [], [], [], []
         self.param_names = {}
         if roots is None:
             return

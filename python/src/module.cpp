@@ -3,10 +3,12 @@
 // CopyObserver::watch() through a Mirror (mirror.h); everything else is the
 // probe's own code. The package (python/devcopy) adds the Pythonic surface.
 #include <devcopy/copy_observer.h>
+#include <devcopy/distributed.h>
 #include <devcopy/mode.h>
 #include <devcopy/probe.h>
 
 #include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <chrono>
 #include <sstream>
@@ -45,24 +47,54 @@ void set_options(InspectOptions& o, const py::dict& options) {
 
 using Named = std::vector<std::pair<std::string, py::handle>>;
 
-// roots: (name, tensor) and (name, module) pairs, and (name, tensor) pairs
-// held on purpose but never compared (optimizer state).
-Report inspect_py(py::handle model, const Named& tensors, const Named& modules,
-                  const Named& held, const py::dict& options) {
+// Roots: (name, tensor) and (name, module) pairs, (name, tensor) pairs held
+// on purpose but never compared, and a Python optimizer's state.
+struct Roots {
+  Named tensors, modules, held, state;
+};
+
+InspectOptions make_options(const Roots& roots, const py::dict& options) {
   InspectOptions o;
   set_options(o, options);
-  // The model and the module roots as named tensors of an empty module:
-  // the same storages, names, roles and order as the C++ walk of a module
-  // tree, without building one (a C++ module per Python module costs more
-  // than the inspection).
+  for (const auto& [name, m] : roots.modules) flatten(m, name + ".", o.gradients, o.tensors, o.held);
+  for (const auto& [name, t] : roots.tensors) o.root(name, unpack_tensor(t, ("root " + name).c_str()));
+  for (const auto& [name, t] : roots.held) o.hold(name, unpack_tensor(t, ("root " + name).c_str()));
+  for (const auto& [name, t] : roots.state)
+    o.hold_state(name, unpack_tensor(t, ("root " + name).c_str()));
+  return o;
+}
+
+Report inspect_py(py::handle model, const Roots& roots, const py::dict& options) {
+  InspectOptions o = make_options(roots, options);
+  // The model as named tensors of an empty module: the same storages,
+  // names, roles and order as the C++ walk of a module tree, without
+  // building one (a C++ module per Python module costs more than the
+  // inspection).
   flatten(model, "", o.gradients, o.tensors, o.held);
-  for (const auto& [name, m] : modules) flatten(m, name + ".", o.gradients, o.tensors, o.held);
-  for (const auto& [name, t] : tensors) o.root(name, unpack_tensor(t, ("root " + name).c_str()));
-  for (const auto& [name, t] : held) o.hold(name, unpack_tensor(t, ("root " + name).c_str()));
   static const torch::nn::Module empty;
   py::gil_scoped_release no_gil;  // inspect() touches no Python object
   return inspect(empty, o);
 }
+
+#ifdef DEVCOPY_HAS_DISTRIBUTED
+// The model is mirrored (not flattened) so its tensors keep their roles
+// across ranks: parameters, buffers and gradients are told apart there.
+Report inspect_distributed_py(py::handle model, const Roots& roots, const py::dict& options,
+                              py::handle group, double timeout_seconds) {
+  DistributedOptions o(make_options(roots, options));
+  o.with_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000)));
+  auto pg = group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
+  Mirror mirror;
+  std::shared_ptr<torch::nn::Module> m = mirror.build(model);
+  py::gil_scoped_release no_gil;
+  try {
+    return inspect_distributed(*m, *pg, o);
+  } catch (const DistributedError& e) {
+    py::gil_scoped_acquire gil;
+    throw py::value_error(e.what());
+  }
+}
+#endif
 
 // Rebuilds `r` with extra detail lines on some findings (the Python side's
 // "held by" chains), so text and JSON carry them as any other detail.
@@ -203,8 +235,18 @@ PYBIND11_MODULE(_C, m) {
       .def("set_host_syncs", &Report::set_host_syncs)
       .def("__str__", &text);
 
-  m.def("inspect", &inspect_py, py::arg("model"), py::arg("tensors"), py::arg("modules"),
-        py::arg("held"), py::arg("options"));
+  // roots: the four lists of devcopy._roots.Roots.
+  m.def("inspect", [](py::handle model, Named tensors, Named modules, Named held, Named state,
+                      const py::dict& options) {
+    return inspect_py(model, {tensors, modules, held, state}, options);
+  });
+#ifdef DEVCOPY_HAS_DISTRIBUTED
+  m.def("inspect_distributed", [](py::handle model, Named tensors, Named modules, Named held,
+                                  Named state, const py::dict& options, py::handle group,
+                                  double timeout) {
+    return inspect_distributed_py(model, {tensors, modules, held, state}, options, group, timeout);
+  });
+#endif
   // bench/python_inspect.py: the C++ call on the same model, timed in C++
   // (the mirror built once, outside the clock), seconds per call.
   m.def("_time_cpp_inspect", [](py::handle model, int rounds) {

@@ -195,6 +195,8 @@ Collected collect(const torch::nn::Module& module, const InspectOptions& options
   for (const auto& [name, opt] : options.optimizers)
     if (opt != nullptr) add_optimizer(c, name + ".", *opt);
   for (const auto& [name, t] : options.held) c.add(name, t, Role::reachable, Category::root);
+  for (const auto& [name, t] : options.state)
+    c.add(name, t, Role::reachable, Category::optimizer_state);
   Collected out = c.take();
   merge_aliases(out);
   return out;

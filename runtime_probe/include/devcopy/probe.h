@@ -39,6 +39,9 @@ struct InspectOptions {
   /// Tensors held on purpose and counted as reachable only, never compared
   /// (state the probe cannot read itself, such as a Python optimizer's).
   std::vector<std::pair<std::string, at::Tensor>> held;
+  /// Optimizer state the probe cannot read itself (a Python optimizer's):
+  /// as `held`, and counted as optimizer state by inspect_distributed().
+  std::vector<std::pair<std::string, at::Tensor>> state;
 
   InspectOptions& root(std::string name, const at::Tensor& t) {
     tensors.emplace_back(std::move(name), t);
@@ -54,6 +57,10 @@ struct InspectOptions {
   }
   InspectOptions& hold(std::string name, const at::Tensor& t) {
     held.emplace_back(std::move(name), t);
+    return *this;
+  }
+  InspectOptions& hold_state(std::string name, const at::Tensor& t) {
+    state.emplace_back(std::move(name), t);
     return *this;
   }
 
