@@ -55,15 +55,20 @@ public:
   /// \p VD is modified inside the loop (see isInvariant(VarDecl)).
   bool isMutatedInLoop(const VarDecl *VD);
 
+  /// The references to local variables inside the loop, per variable.
+  llvm::ArrayRef<const DeclRefExpr *> refsTo(const VarDecl *VD);
+
 private:
   bool isInvariantStmt(const Stmt *S, unsigned Depth);
-  bool changedInPlace(const VarDecl *VD);
-  bool deviceValueChanged(const VarDecl *VD);
+  bool refMutates(const DeclRefExpr *Ref);
+  const Stmt &scopeOf(const Expr *Ref);
 
   const Stmt &Loop;
   ASTContext &Ctx;
-  ExprMutationAnalyzer Mutations;
+  ExprMutationAnalyzer::Memoized Memo;
+  std::optional<llvm::DenseMap<const VarDecl *, llvm::SmallVector<const DeclRefExpr *, 4>>> Refs;
   llvm::DenseMap<const VarDecl *, bool> Cache;
+  llvm::DenseMap<const VarDecl *, bool> Mutated;
 };
 
 /// One LoopInvariance per loop, kept for one translation unit.
