@@ -52,7 +52,7 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Call || !Recv)
     return;
   ASTContext &Ctx = *Result.Context;
-  std::optional<EnclosingLoop> L = findEnclosingLoop(*Call, Ctx);
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(*Call, Ctx);
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);

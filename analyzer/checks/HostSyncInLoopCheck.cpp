@@ -130,7 +130,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   }
   if (!Sync)
     return;
-  std::optional<EnclosingLoop> L = findEnclosingLoop(*Sync, Ctx);
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(*Sync, Ctx);
   if (!L || !Loops.get(*L->Loop, Ctx).runsEveryIteration(*L) ||
       !acceleratorInPlay(*L->Loop, Ctx))
     return;

@@ -84,8 +84,17 @@ bool changedInPlace(const DeclRefExpr *Ref, ASTContext &Ctx) {
 
 } // namespace
 
-std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx) {
+std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
+                                               FunctionFlowCache *Flows) {
   EnclosingLoop Result;
+  FunctionFlow *Flow = nullptr;
+  auto Repeats = [&](const Stmt &Loop) {
+    if (!Flows)
+      return true;
+    if (!Flow)
+      Flow = Flows->around(Loop, Ctx);
+    return !Flow || Flow->loopRepeats(Loop);
+  };
   DynTypedNode Child = DynTypedNode::create(S);
   for (int Depth = 0; Depth < 256; ++Depth) {
     DynTypedNode ParentNode;
@@ -94,22 +103,27 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx) {
     if (!P) {
       // A declaration: keep climbing through variables (`auto v = x.item();`),
       // stop at anything that opens a new context (function, class).
+      // A static local's initializer runs once.
       const Decl *D = ParentNode.get<Decl>();
       if (!D || llvm::isa<DeclContext>(D))
+        return std::nullopt;
+      if (const auto *VD = llvm::dyn_cast<VarDecl>(D); VD && VD->isStaticLocal())
         return std::nullopt;
       Child = ParentNode;
       continue;
     }
     if (const auto *F = llvm::dyn_cast<ForStmt>(P)) {
-      if (C && (C == F->getBody() || C == F->getCond() || C == F->getInc())) {
+      if (C && (C == F->getBody() || C == F->getCond() || C == F->getInc()) && Repeats(*F)) {
         Result.Loop = F;
         return Result;
       }
     } else if (llvm::isa<WhileStmt, DoStmt>(P)) {
-      Result.Loop = P;
-      return Result;
+      if (Repeats(*P)) {
+        Result.Loop = P;
+        return Result;
+      }
     } else if (const auto *R = llvm::dyn_cast<CXXForRangeStmt>(P)) {
-      if (C && (C == R->getBody() || C == R->getLoopVarStmt())) {
+      if (C && (C == R->getBody() || C == R->getLoopVarStmt()) && Repeats(*R)) {
         Result.Loop = R;
         return Result;
       }
