@@ -61,10 +61,11 @@ public:
 
   /// The references to local variables inside the loop, per variable.
   llvm::ArrayRef<const DeclRefExpr *> refsTo(const VarDecl *VD);
+  /// \p Ref (a reference inside the loop) changes its variable there.
+  bool refMutates(const DeclRefExpr *Ref);
 
 private:
   bool isInvariantStmt(const Stmt *S, unsigned Depth);
-  bool refMutates(const DeclRefExpr *Ref);
   const Stmt &scopeOf(const Expr *Ref);
 
   const Stmt &Loop;
