@@ -95,6 +95,17 @@ bool copiedToHost(const Expr *E, const ASTContext &Ctx) {
   return false;
 }
 
+/// The tensor \p E picks elements of (`b` for `b[0][1]`), else \p E itself.
+const Expr *subscriptBase(const Expr *E) {
+  E = ignoreConversions(E);
+  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+      break;
+    E = ignoreConversions(Op->getArg(0));
+  }
+  return E;
+}
+
 /// The whole tensor when \p Recv is one element of a tensor that does not
 /// change in the loop, picked by an index that does (`out[i]`, `out[i][j]`).
 const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
@@ -183,11 +194,20 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // The same data copied to the host a second time in one iteration (the
   // other syncs compute something new: nonzero(), equal(), ...).
   bool CopiesData = Method == "item" || Method == "cpu" || Method == "to" || Method == "<<";
-  if (const Expr *First = CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx) : nullptr) {
-    diag(Sync->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
-                             "time; it was already read at line %1: keep that value and reuse it")
-        << What
-        << Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
+  bool SameValue = false;
+  if (const Expr *First =
+          CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue) : nullptr) {
+    unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
+    if (SameValue)
+      diag(Sync->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
+                               "time; it was already read at line %1: keep that value and "
+                               "reuse it")
+          << What << Line;
+    else
+      diag(Sync->getExprLoc(), "%0, waiting for the device again in this iteration; another "
+                               "element of '%1' was read at line %2: copy '%1' to the host "
+                               "once and read its elements there")
+          << What << receiverName(subscriptBase(Recv), Ctx) << Line;
     diag(First->getExprLoc(), "first read here", DiagnosticIDs::Note);
     return;
   }
@@ -235,7 +255,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
 
 const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
                                              const Expr &Recv, LoopInvariance &Inv,
-                                             ASTContext &Ctx) {
+                                             ASTContext &Ctx, bool &SameValue) {
   auto It = Reads.find(&Loop);
   if (It == Reads.end())
     return nullptr;
@@ -243,12 +263,17 @@ const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
   if (!Flow)
     return nullptr;
   const Expr *Value = ignoreConversions(&Recv);
+  const Expr *Base = subscriptBase(&Recv);
   // The variables the value is read from must not change between the reads.
   auto Refs = ast_matchers::match(
       ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value, Ctx);
   for (const auto &[First, FirstRecv] : It->second) {
-    if (!utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx) ||
-        !Flow->inSequence(First, &Sync))
+    SameValue = utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx);
+    // Two elements of one tensor (`b[0].item()`, `b[1].item()`) are two
+    // copies where one would do.
+    bool SameTensor = !SameValue && Base != Value &&
+                      utils::areStatementsIdentical(subscriptBase(FirstRecv), Base, Ctx);
+    if (!(SameValue || SameTensor) || !Flow->inSequence(First, &Sync))
       continue;
     bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
       const auto *VD = llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());

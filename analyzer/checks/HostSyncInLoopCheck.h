@@ -33,10 +33,11 @@ private:
   bool fileNamesAccelerator(ASTContext &Ctx);
   bool acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx);
 
-  /// An earlier read of the same value in the same iteration of \p Loop,
-  /// with nothing it reads changed in between (utils::ExprSequence).
+  /// An earlier read of the same value (\p SameValue) or of another element
+  /// of the same tensor in the same iteration of \p Loop, with nothing it
+  /// reads changed in between (utils::ExprSequence).
   const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
-                          LoopInvariance &Inv, ASTContext &Ctx);
+                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue);
 
   LoopInvarianceCache Loops;
   /// Reads run on every iteration, per loop, in the order they were met.

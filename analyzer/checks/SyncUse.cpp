@@ -98,6 +98,10 @@ ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg, unsigned Dept
     if (isStoreMethod(Name))
       return {UseKind::Needed, ""}; // building host results
   }
+  // Handed back to a LibTorch op (`x.clamp(t[k].item<float>(), hi)`): the
+  // value could have stayed on the device.
+  if (isTensorType(FD->getReturnType()))
+    return {UseKind::Dropped, ""};
   // Computing from it (std::max, std::to_string, a user function returning a
   // number): what matters is how that result is used. Other calls consume it
   // (a progress bar, a logger, a writer).
