@@ -93,6 +93,23 @@ StatementMatcher passedRegistration() {
                   hasAnyArgument(ignoringImplicit(
                       anyOf(Member, cxxConstructExpr(hasArgument(0, Member))))));
 }
+DeclarationMatcher registeredLocal() {
+  auto Local = declRefExpr(to(varDecl(hasLocalStorage()).bind("regvar")));
+  auto Call = callExpr(registerCall(),
+                       hasArgument(1, ignoringImplicit(anyOf(
+                                          Local, cxxConstructExpr(hasArgument(
+                                                     0, ignoringImplicit(Local)))))));
+  auto Field = memberExpr(hasObjectExpression(ignoringParenImpCasts(cxxThisExpr())),
+                          member(fieldDecl().bind("regfield")));
+  return cxxConstructorDecl(
+             isDefinition(),
+             forEachDescendant(stmt(anyOf(
+                 cxxOperatorCallExpr(isAssignmentOperator(),
+                                     hasArgument(0, ignoringParenImpCasts(Field)),
+                                     hasArgument(1, hasDescendant(Call))),
+                 Call))))
+      .bind("regctor");
+}
 bool isLibraryNamespace(const Decl *D) {
   const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
   return NS && NS->getIdentifier() &&

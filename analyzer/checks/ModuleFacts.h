@@ -26,6 +26,12 @@ ast_matchers::StatementMatcher assignedRegistration();
 ast_matchers::StatementMatcher passedRegistration();
 ast_matchers::DeclarationMatcher initializedRegistration();
 
+/// Constructors that hand a local (or parameter) to register_module: binds
+/// the constructor "regctor", the variable "regvar", and the member it is
+/// assigned to, if any, "regfield". The variable moved before or after is the
+/// same module as the member.
+ast_matchers::DeclarationMatcher registeredLocal();
+
 /// A top-level namespace of LibTorch or the standard library (torch, at, c10,
 /// caffe2, std): never walked for user code.
 bool isLibraryNamespace(const Decl *D);

@@ -10,18 +10,8 @@ namespace clang::tidy::devcopy {
 
 namespace {
 
-/// Two moves may go to the same place: not one a dtype-only conversion where
-/// the other changes the device, not to two different dtypes, and not to
-/// provably different devices.
 bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
-  if (A.changesDevice() != B.changesDevice())
-    return false;
-  if (!A.changesDevice())
-    return A.DTypeText == B.DTypeText;
-  if (A.changesDType() && B.changesDType() && A.DTypeText != B.DTypeText)
-    return false;
-  auto Known = [](DeviceKind K) { return K == DeviceKind::CPU || K == DeviceKind::CUDA; };
-  return !(Known(A.Device) && Known(B.Device) && A.Device != B.Device);
+  return facts::maySameTarget(facts::fromCopy(A), facts::fromCopy(B));
 }
 
 /// Surely the same place: same known device, or the same spelling.
@@ -55,6 +45,14 @@ std::string joinNames(llvm::ArrayRef<const ValueDecl *> Path) {
 
 } // namespace
 
+RepeatedModuleMoveCheck::RepeatedModuleMoveCheck(StringRef Name, ClangTidyContext *Context)
+    : DevcopyCheck(Name, Context), FactsFile(Options.get("FactsFile", "")) {}
+
+void RepeatedModuleMoveCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  DevcopyCheck::storeOptions(Opts);
+  Options.store(Opts, "FactsFile", FactsFile);
+}
+
 void RepeatedModuleMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
   // Whole translation unit but system headers (in case the walk is not
   // narrowed to the main file; see collectFromHeaders for when it is).
@@ -63,10 +61,28 @@ void RepeatedModuleMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
                      this);
   Finder->addMatcher(stmt(User, anyOf(assignedRegistration(), passedRegistration())), this);
   Finder->addMatcher(decl(User, initializedRegistration()), this);
+  Finder->addMatcher(decl(User, registeredLocal()), this);
+}
+
+/// A local handed to register_module in a constructor: remembered with its
+/// owner and, when assigned to one, the member (which then is the same module).
+static void noteRegisteredLocal(
+    const BoundNodes &N,
+    llvm::DenseMap<const VarDecl *, std::pair<const CXXRecordDecl *, const ValueDecl *>> &Map) {
+  const auto *Var = N.getNodeAs<VarDecl>("regvar")->getCanonicalDecl();
+  const auto *Field = N.getNodeAs<FieldDecl>("regfield");
+  auto &Slot = Map[Var];
+  Slot.first = N.getNodeAs<CXXConstructorDecl>("regctor")->getParent()->getCanonicalDecl();
+  if (Field || !Slot.second)
+    Slot.second = Field ? static_cast<const ValueDecl *>(Field->getCanonicalDecl()) : Var;
 }
 
 void RepeatedModuleMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   Ctx = Result.Context;
+  if (Result.Nodes.getNodeAs<VarDecl>("regvar")) {
+    noteRegisteredLocal(Result.Nodes, RegisteredLocals);
+    return;
+  }
   if (const auto *FD = Result.Nodes.getNodeAs<FieldDecl>("registered")) {
     Registered.insert(FD->getCanonicalDecl());
     return;
@@ -114,11 +130,15 @@ void RepeatedModuleMoveCheck::collectFromHeaders() {
                           forEachDescendant(initializedRegistration()))),
                *D, *Ctx))
       Registered.insert(N.getNodeAs<FieldDecl>("registered")->getCanonicalDecl());
+    for (const BoundNodes &N : match(decl(forEachDescendant(registeredLocal())), *D, *Ctx))
+      noteRegisteredLocal(N, RegisteredLocals);
   }
 }
 
 bool RepeatedModuleMoveCheck::allRegistered(llvm::ArrayRef<const ValueDecl *> Fields) const {
   return llvm::all_of(Fields, [&](const ValueDecl *D) {
+    if (const auto *VD = llvm::dyn_cast<VarDecl>(D))
+      return RegisteredLocals.count(VD) > 0;
     const auto *FD = llvm::dyn_cast<FieldDecl>(D);
     return FD && Registered.contains(FD);
   });
@@ -245,7 +265,8 @@ const RepeatedModuleMoveCheck::Move *RepeatedModuleMoveCheck::findConstructorMov
 }
 
 bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
-  if (!M.Class)
+  // Back to the CPU after a constructor's move to the device: an offload.
+  if (!M.Class || M.Target.Device == DeviceKind::CPU)
     return false;
   const Move *First = nullptr;
   llvm::SmallVector<const FieldDecl *, 2> Via;
@@ -258,6 +279,11 @@ bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
   }
   if (!First || First == &M || First->Fn == M.Fn ||
       !maySameTarget(First->Target, M.Target))
+    return false;
+  // Opposite branches of one condition (`if (cfg.move_early)` in the
+  // constructor, `if (!cfg.move_early)` at the caller) never both run.
+  if (!First->Condition.empty() && First->Condition == M.Condition &&
+      First->Negated != M.Negated)
     return false;
   std::string Name = M.Path.empty() ? "" : joinNames(M.Path);
   for (const FieldDecl *FD : Via)
@@ -285,32 +311,53 @@ void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
     std::stable_sort(Moves.begin(), Moves.end(), [&](const Move &A, const Move &B) {
       return SM.isBeforeInTranslationUnit(A.Call->getBeginLoc(), B.Call->getBeginLoc());
     });
-    // Moves a constructor makes on its own object or members.
+    for (Move &M : Moves)
+      readCondition(M);
+    // Moves a constructor makes on its own object or members (or a local it
+    // registers). A move to the CPU copies nothing for a module built on the
+    // host, so it is never the first of two.
     for (const Move &M : Moves) {
       const auto *Ctor = llvm::dyn_cast<CXXConstructorDecl>(M.Fn);
-      if (!Ctor)
+      if (!Ctor || M.Target.Device == DeviceKind::CPU)
         continue;
       const CXXRecordDecl *Class = Ctor->getParent()->getCanonicalDecl();
-      if (M.Path.empty() || (llvm::isa<FieldDecl>(M.Path[0]) &&
-                             llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())
-                                     ->getCanonicalDecl() == Class))
+      if (M.Path.empty() || registeredLocalField(M.Path[0], Class) ||
+          (llvm::isa<FieldDecl>(M.Path[0]) &&
+           llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())->getCanonicalDecl() == Class))
         ConstructorMoves.try_emplace(Class, &M);
     }
     // Reported in the main file only, whether or not the walk covered headers,
     // so every front end and mode gives the same findings.
     llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Move *, 4>> ByFunction;
-    for (const Move &M : Moves) {
+    for (Move &M : Moves) {
       if (!SM.isInMainFile(SM.getExpansionLoc(M.Call->getBeginLoc())))
         continue;
       auto &Earlier = ByFunction[M.Fn];
-      if (!checkSameFunction(M, Earlier))
-        checkConstructorMove(M);
+      // A move after another of the same module in the same function was
+      // compared with that one (a reload after an offload is no repeat of
+      // the constructor's move).
+      bool Follows = llvm::any_of(Earlier, [&](const Move *E) {
+        return E->Path.size() <= M.Path.size() &&
+               std::equal(E->Path.begin(), E->Path.end(), M.Path.begin()) && !exclusive(*E, M);
+      });
+      M.Resolved = checkSameFunction(M, Earlier) || Follows || checkConstructorMove(M);
       Earlier.push_back(&M);
     }
+  }
+  // A unit that only registers submodules (a constructor defined in its own
+  // .cpp) still tells the others who owns what.
+  if (Ctx && FactsFile != "none" &&
+      (!Moves.empty() || !Registered.empty() || !RegisteredLocals.empty())) {
+    facts::UnitFacts Unit = unitFacts();
+    if (const facts::Sink &Sink = facts::sink())
+      Sink(std::move(Unit)); // devcopy analyze joins all units itself
+    else if (!Unit.Moves.empty())
+      checkAcrossUnits(Unit);
   }
   Moves.clear();
   SeenCalls.clear();
   Registered.clear();
+  RegisteredLocals.clear();
   ConstructorMoves.clear();
   Ctx = nullptr;
 }

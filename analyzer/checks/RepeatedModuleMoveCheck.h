@@ -1,8 +1,9 @@
 // devcopy-repeated-module-move: the same module moved more than once.
 #pragma once
 
-#include "TorchMatchers.h"
 #include "DevcopyCheck.h"
+#include "MoveFacts.h"
+#include "TorchMatchers.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <vector>
 
@@ -13,11 +14,15 @@ namespace clang::tidy::devcopy {
 /// in its own constructor and again by whoever holds it (the owner moving
 /// itself or the member, or a function moving the object it created). Moves
 /// are collected over the main file and the project's own headers (never
-/// LibTorch's) and compared at the end of the translation unit. See rules/devcopy-repeated-module-move.md.
+/// LibTorch's) and compared at the end of the translation unit. Across
+/// translation units through facts (MoveFacts.h): handed to `devcopy analyze`
+/// when it collects them, otherwise read from the facts file it wrote
+/// (option FactsFile). See rules/devcopy-repeated-module-move.md.
 class RepeatedModuleMoveCheck : public DevcopyCheck {
 public:
-  using DevcopyCheck::DevcopyCheck;
+  RepeatedModuleMoveCheck(StringRef Name, ClangTidyContext *Context);
   void onEndOfTranslationUnit() override;
+  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
 
   /// One Module::to call.
   struct Move {
@@ -28,6 +33,11 @@ public:
     llvm::SmallVector<const ValueDecl *, 3> Path;
     const CXXRecordDecl *Class = nullptr; ///< the module class moved
     CopyTarget Target;
+    /// Innermost `if` around the call: condition spelling, `!` stripped, and
+    /// whether the call runs when it is false.
+    std::string Condition;
+    bool Negated = false;
+    bool Resolved = false;
   };
 
 protected:
@@ -47,10 +57,23 @@ private:
                                   llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen);
   std::string pathName(const Move &M) const;
   unsigned line(const Expr *E) const;
+  // Across translation units (RepeatedModuleMoveFacts.cpp).
+  void readCondition(Move &M) const;
+  facts::UnitFacts unitFacts() const;
+  const ValueDecl *registeredLocalField(const ValueDecl *D, const CXXRecordDecl *Owner) const;
+  void checkAcrossUnits(facts::UnitFacts &Unit);
+  std::string factsPath() const;
+  SourceLocation locationIn(StringRef File, unsigned Line, unsigned Column) const;
+
+  std::string FactsFile; ///< option; "" = devcopy-facts.json beside the compile command
 
   std::vector<Move> Moves;
   llvm::SmallPtrSet<const CXXMemberCallExpr *, 16> SeenCalls;
   llvm::SmallPtrSet<const FieldDecl *, 16> Registered;
+  /// Locals handed to register_module: the owner whose constructor registers
+  /// them, and the member they are assigned to (or the local itself).
+  llvm::DenseMap<const VarDecl *, std::pair<const CXXRecordDecl *, const ValueDecl *>>
+      RegisteredLocals;
   llvm::DenseMap<const CXXRecordDecl *, const Move *> ConstructorMoves;
   ASTContext *Ctx = nullptr;
 };

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "Input.h"
+
 namespace devcopy::cli {
 
 const char* const kUsage = R"(usage: devcopy analyze [options] [PATH...]
@@ -21,6 +23,10 @@ options:
   --fix                    apply the checks' fix-its
   --root DIR               paths in reports are relative to DIR (default: git checkout)
   --no-progress            no progress line, even on a terminal
+  --facts FILE             write the cross-file facts (module moves) to FILE
+                           (default BUILD_DIR/devcopy-facts.json, where
+                           devcopy-tidy, the plugin and devcopy-clangd look)
+  --no-facts               analyze each file alone: no cross-file findings, no facts file
   --skip-unlisted          a PATH the compile database does not list is skipped
                            with a note instead of an error (for pre-commit hooks)
 
@@ -35,7 +41,7 @@ static bool parseJobs(const std::string& text, unsigned& jobs) {
   return true;
 }
 
-Action parseOptions(int argc, const char* const* argv, Options& opts, std::string& error) {
+static Action parseArgs(int argc, const char* const* argv, Options& opts, std::string& error) {
   if (argc < 2) {
     error = "missing command; run 'devcopy analyze -p BUILD_DIR' (see devcopy --help)";
     return Action::Error;
@@ -52,7 +58,7 @@ Action parseOptions(int argc, const char* const* argv, Options& opts, std::strin
       {"-p", &opts.buildDir},           {"--format", &opts.format},
       {"--output", &opts.output},       {"--config-file", &opts.configFile},
       {"--baseline", &opts.baseline},   {"--write-baseline", &opts.writeBaseline},
-      {"--root", &opts.root}};
+      {"--root", &opts.root},           {"--facts", &opts.facts}};
   bool onlyPaths = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
@@ -65,6 +71,7 @@ Action parseOptions(int argc, const char* const* argv, Options& opts, std::strin
     if (arg == "--fix") { opts.fix = true; continue; }
     if (arg == "--no-progress") { opts.progress = false; continue; }
     if (arg == "--skip-unlisted") { opts.skipUnlisted = true; continue; }
+    if (arg == "--no-facts") { opts.noFacts = true; continue; }
     std::string name = arg, value;
     bool hasValue = false;
     if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
@@ -106,6 +113,12 @@ Action parseOptions(int argc, const char* const* argv, Options& opts, std::strin
     return Action::Error;
   }
   return Action::Analyze;
+}
+
+Action parseOptions(int argc, const char* const* argv, Options& opts, std::string& error) {
+  Action action = parseArgs(argc, argv, opts, error);
+  if (action == Action::Error) error = oneLine(error);  // it quotes the arguments
+  return action;
 }
 
 }  // namespace devcopy::cli

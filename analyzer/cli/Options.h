@@ -20,7 +20,9 @@ struct Options {
   std::string root;             // --root; "" = enclosing git checkout, else cwd
   bool fix = false;
   bool progress = true;         // --no-progress turns the terminal line off
-  bool skipUnlisted = false;    // --skip-unlisted: PATHs the database lacks are noted, not errors
+  bool skipUnlisted = false;
+  std::string facts;            // --facts; "" = BUILD_DIR/devcopy-facts.json
+  bool noFacts = false;         // --no-facts: each unit alone, no facts file    // --skip-unlisted: PATHs the database lacks are noted, not errors
   std::vector<std::string> paths;
 };
 

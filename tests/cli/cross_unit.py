@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""devcopy-repeated-module-move across translation units, end to end.
+
+Copies the multi-file project in tests/cli/multi/ (constructors in src/*.cpp,
+the model moved again in src/main.cpp) to a fresh directory with a compile
+database (mock <torch/torch.h>), then:
+
+  1. `devcopy analyze`: the cross-file findings with their notes, the facts
+     file beside compile_commands.json, a run on one PATH keeping the others'
+     facts, --no-facts giving single-file results;
+  2. devcopy-tidy, the clang-tidy plugin and devcopy-clangd --check on
+     src/main.cpp alone, reading that facts file: the same findings and notes;
+  3. a missing facts file (single-file behaviour, silent) and a malformed one
+     (one warning line, no crash).
+
+Usage: cross_unit.py --devcopy BIN --tidy BIN --clang-tidy BIN --plugin SO
+                     [--clangd BIN] --mock DIR
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RULE = "devcopy-repeated-module-move"
+SOURCES = ["block.cpp", "encoder.cpp", "net.cpp", "host.cpp", "main.cpp"]
+
+# (line in src/main.cpp, module named, note file, note line, constructor)
+EXPECTED = [
+    (7, "block.conv1", "src/block.cpp", 5, "BlockImpl"),
+    (10, "encoder", "src/encoder.cpp", 5, "EncoderImpl"),
+    (12, "net.head", "src/net.cpp", 6, "NetImpl"),
+    (14, "pipeline.stage.conv1", "src/block.cpp", 5, "BlockImpl"),
+    (16, "decoder", "src/encoder.cpp", 10, "DecoderImpl"),
+]
+DIAG = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|note): (?P<msg>.*)$")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def run(cmd, cwd):
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    for bad in ("Stack dump", "PLEASE submit", "Segmentation", "terminate called"):
+        check(bad not in p.stderr + p.stdout, f"{cmd[0]} crashed:\n{p.stderr}")
+    return p
+
+
+def expected_set(root):
+    """{(main.cpp line, note file, note line)} as absolute paths."""
+    return {(ln, os.path.join(root, nf), nl) for ln, _, nf, nl, _ in EXPECTED}
+
+
+def tidy_findings(out, root):
+    """(line in main.cpp, note file, note line) for each repeated-module-move warning."""
+    found, last = set(), None
+    for line in out.splitlines():
+        m = DIAG.match(line)
+        if not m:
+            continue
+        path = os.path.join(root, m["file"])  # unchanged when absolute
+        if m["kind"] == "warning" and RULE in m["msg"]:
+            check(path == os.path.join(root, "src/main.cpp"), f"warning outside main.cpp: {line}")
+            last = int(m["line"])
+        elif m["kind"] == "note" and last is not None:
+            found.add((last, path, int(m["line"])))
+            last = None
+    return found
+
+
+def case_analyze(args, root):
+    p = run([args.devcopy, "analyze", "--no-progress", "--format", "json"], root)
+    check(p.returncode == 1, f"analyze exited {p.returncode}:\n{p.stderr}")
+    findings = [f for f in json.loads(p.stdout)["findings"] if f["rule"] == RULE]
+    got = {(f["line"], os.path.join(root, f["notes"][0]["file"]), f["notes"][0]["line"])
+           for f in findings if f["file"] == "src/main.cpp" and f["notes"]}
+    check(got == {(ln, os.path.join(root, nf), nl) for ln, _, nf, nl, _ in EXPECTED},
+          f"analyze found {sorted(got)}")
+    check(len(findings) == len(EXPECTED), f"unexpected findings: {findings}")
+    for f in findings:
+        ln, name, nf, nl, ctor = next(e for e in EXPECTED if e[0] == f["line"])
+        check(f"module '{name}' is moved to 'device' again" in f["message"] and
+              f"constructor of '{ctor}' ({os.path.basename(nf)}:{nl})" in f["message"] and
+              "double VRAM" in f["message"], f"message: {f['message']}")
+        check(f["notes"][0]["message"] == f"'{name}' is first moved here, in the constructor of '{ctor}'",
+              f"note: {f['notes'][0]}")
+    facts = json.load(open(os.path.join(root, "devcopy-facts.json")))
+    check(facts["format"] == "devcopy-facts" and facts["version"] == 1, "facts header")
+    units = {os.path.relpath(u["file"], root) for u in facts["units"]}
+    check(units == {f"src/{s}" for s in SOURCES}, f"facts units: {units}")
+
+    # One PATH: the other units' facts come from the last run's file.
+    p = run([args.devcopy, "analyze", "--no-progress", "--format", "json", "src/main.cpp"], root)
+    got = {f["line"] for f in json.loads(p.stdout)["findings"] if f["rule"] == RULE}
+    check(got == {e[0] for e in EXPECTED}, f"analyze src/main.cpp found {sorted(got)}")
+    facts = json.load(open(os.path.join(root, "devcopy-facts.json")))
+    check(len(facts["units"]) == len(SOURCES), "a PATH run dropped the other units' facts")
+
+    # --no-facts: each unit alone, as before the facts existed.
+    p = run([args.devcopy, "analyze", "--no-progress", "--no-facts", "--format", "json",
+             "--facts", "unused.json"], root)
+    check(p.returncode == 0 and not json.loads(p.stdout)["findings"],
+          f"--no-facts must find nothing here:\n{p.stdout}{p.stderr}")
+    check(not os.path.exists(os.path.join(root, "unused.json")), "--no-facts wrote a facts file")
+
+
+def front_ends(args):
+    main = ["src/main.cpp"]
+    yield "devcopy-tidy", [args.tidy, f"--checks=-*,{RULE}", "-p", ".", "--quiet", *main]
+    yield "plugin", [args.clang_tidy, f"--load={args.plugin}", f"--checks=-*,{RULE}", "-p", ".",
+                     "--quiet", *main]
+
+
+def case_tidy(args, root):
+    want = expected_set(root)
+    for name, cmd in front_ends(args):
+        p = run(cmd, root)
+        got = tidy_findings(p.stdout, root)
+        check(got == want, f"{name} with the facts file found {sorted(got)}, want {sorted(want)}:\n"
+                           f"{p.stdout}{p.stderr}")
+    if args.clangd:
+        # clangd's --check mode: parses the file as the editor would and logs
+        # every diagnostic (the project's .clangd enables the rule).
+        with open(os.path.join(root, ".clangd"), "w") as f:
+            f.write(f"Diagnostics:\n  ClangTidy:\n    Add: [{RULE}]\n")
+        p = run([args.clangd, "--check=src/main.cpp", f"--compile-commands-dir={root}",
+                 "--log=error"], root)
+        lines = {int(m[1]) for m in re.finditer(r"\[" + RULE + r"\] Line (\d+):", p.stderr)}
+        check(lines == {e[0] for e in EXPECTED},
+              f"devcopy-clangd found lines {sorted(lines)}:\n{p.stderr[-3000:]}")
+
+    # An explicit FactsFile option, relative to the compile command's folder.
+    shutil.move(os.path.join(root, "devcopy-facts.json"), os.path.join(root, "other.json"))
+    p = run([args.tidy, f"--checks=-*,{RULE}", "-p", ".", "--quiet",
+             "--config={CheckOptions: {" + RULE + ".FactsFile: other.json}}", "src/main.cpp"], root)
+    check(tidy_findings(p.stdout, root) == want, f"FactsFile option ignored:\n{p.stdout}{p.stderr}")
+
+    # No facts file: this unit alone, silently.
+    for name, cmd in front_ends(args):
+        p = run(cmd, root)
+        check(p.returncode == 0 and RULE not in p.stdout and "facts" not in p.stderr + p.stdout,
+              f"{name} without a facts file:\n{p.stdout}{p.stderr}")
+
+    # A malformed one: one warning naming the file, then this unit alone.
+    with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
+        f.write('{"format": "devcopy-facts", "version": 1, "units": [{"file": 3}]}')
+    for name, cmd in front_ends(args):
+        p = run(cmd, root)
+        out = p.stdout + p.stderr
+        bad = [l for l in out.splitlines() if "cannot read facts file" in l]
+        check(len(bad) == 1 and "devcopy-facts.json" in bad[0] and "devcopy analyze" in bad[0],
+              f"{name}: malformed facts file must give one warning line:\n{out}")
+        check(tidy_findings(p.stdout, root) == set(), f"{name} used a malformed facts file")
+    with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
+        f.write('{"format": "devcopy-facts", "version": 99, "units": []}')
+    p = run(next(front_ends(args))[1], root)
+    check("facts format version 99, this devcopy reads version 1" in p.stdout + p.stderr,
+          f"a future version must be named:\n{p.stdout}{p.stderr}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("--devcopy", "--tidy", "--clang-tidy", "--plugin", "--mock"):
+        ap.add_argument(opt, required=True)
+    ap.add_argument("--clangd")
+    args = ap.parse_args()
+    for name in ("devcopy", "tidy", "plugin", "mock", "clangd"):
+        if getattr(args, name) and os.path.exists(getattr(args, name)):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    root = os.path.realpath(tempfile.mkdtemp(prefix="devcopy_cross_"))
+    shutil.copytree(os.path.join(HERE, "multi"), root, dirs_exist_ok=True)
+    commands = [{"directory": root, "file": f"src/{s}",
+                 "arguments": ["clang++", "-std=c++17", "-isystem", args.mock, "-Iinclude", "-c",
+                               f"src/{s}"]} for s in SOURCES]
+    with open(os.path.join(root, "compile_commands.json"), "w") as f:
+        json.dump(commands, f, indent=1)
+    try:
+        case_analyze(args, root)
+        case_tidy(args, root)
+    except Failure as e:
+        print(f"FAIL: {e}\n(project kept in {root})")
+        return 1
+    shutil.rmtree(root)
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
