@@ -128,17 +128,6 @@ const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
   return E;
 }
 
-/// What the sync does, for the message.
-std::string describeSync(llvm::StringRef Method, const std::string &Name) {
-  if (Method == "<<")
-    return "printing '" + Name + "' copies it to the host";
-  if (Method == "nonzero" || Method == "masked_select")
-    return "'" + Name + "." + Method.str() + "()' sizes its result on the host";
-  if (Method == "cpu" || Method == "to")
-    return "'" + Name + "' is copied to the host";
-  return "reading '" + Name + "' with " + Method.str() + "() copies it to the host";
-}
-
 } // namespace
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
@@ -149,6 +138,11 @@ void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
                                              "to"},
                                             "sync")),
       this);
+  // Calls of the user's functions: a sync inside runs on every iteration too.
+  Finder->addMatcher(
+      callExpr(Main, unless(cxxMemberCallExpr(callee(cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
+          .bind("call"),
+      this);
   Finder->addMatcher(cxxOperatorCallExpr(Main, hasOverloadedOperatorName("<<"),
                                          hasArgument(1, matchers::tensorExpr()))
                          .bind("print"),
@@ -157,6 +151,10 @@ void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
 
 void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call")) {
+    checkCall(*Call, Ctx);
+    return;
+  }
   const Expr *Sync = nullptr;
   const Expr *Recv = nullptr;
   std::string Method;
@@ -225,13 +223,11 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
 
   ValueUse Use{UseKind::Dropped, ""};
   if (Method != "nonzero" && Method != "masked_select") {
-    std::unique_ptr<SyncUses> &U = Uses[L->Loop];
-    if (!U)
-      U = std::make_unique<SyncUses>(*L->Loop, Inv, Ctx);
+    SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
     // Printing is output itself; other reads are followed to their use.
-    Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U->classify(Sync);
+    Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
     // The host needs the value on every iteration: the read is the price.
-    if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U->isTrainingLoop()))
+    if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
       return;
   }
   if (Use.Kind == UseKind::Accumulated)
@@ -251,6 +247,39 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
          "queue each time; accumulate on the device and read once after the loop, or every "
          "N steps")
         << What;
+}
+
+SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx) {
+  std::unique_ptr<SyncUses> &U = Uses[&Loop];
+  if (!U)
+    U = std::make_unique<SyncUses>(Loop, Inv, Ctx);
+  return *U;
+}
+
+void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
+  const FunctionDecl *FD = CallSyncs::userDefinition(Call.getDirectCallee(), Ctx);
+  if (!FD)
+    return;
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(Call, Ctx);
+  if (!L)
+    return;
+  LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
+  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+    return;
+  std::optional<CallSync> S = Calls.of(FD, Ctx);
+  if (!S)
+    return;
+  SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
+  UseKind Kind = S->Kind;
+  if (S->Returned) // the function returns what it read: its use here decides
+    Kind = U.classify(&Call).Kind;
+  if (Kind == UseKind::Needed || (Kind == UseKind::Output && !U.isTrainingLoop()))
+    return;
+  diag(Call.getExprLoc(), "calling '%0' syncs with the device on every iteration of this "
+                          "loop: inside it, %1 and waits for the device; read it every N steps, "
+                          "or keep the value on the device and read it once after the loop")
+      << FD->getNameAsString() << S->What;
+  diag(S->Sync->getExprLoc(), "the read is here", DiagnosticIDs::Note);
 }
 
 const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
@@ -343,6 +372,7 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Loops.clear();
   Reads.clear();
   Uses.clear();
+  Calls.clear();
   Functions.clear();
   FileHasAccelerator.reset();
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "LoopFacts.h"
+#include "CallSyncs.h"
 #include "SyncUse.h"
 #include "DevcopyCheck.h"
 #include "llvm/ADT/DenseMap.h"
@@ -39,7 +40,12 @@ private:
   const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
                           LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue);
 
+  /// A call of a user function in a loop whose body syncs on every call.
+  void checkCall(const CallExpr &Call, ASTContext &Ctx);
+  SyncUses &usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx);
+
   LoopInvarianceCache Loops;
+  CallSyncs Calls;
   /// Reads run on every iteration, per loop, in the order they were met.
   llvm::DenseMap<const Stmt *, llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>> Reads;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;

@@ -126,7 +126,9 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
     const auto *S = P.get<Stmt>();
     if (!S)
       return {UseKind::Needed, ""}; // a field initializer, a default argument
-    if (llvm::isa<ReturnStmt, CXXThrowExpr>(S))
+    if (llvm::isa<ReturnStmt>(S))
+      return {UseKind::Needed, "", /*Returned=*/true};
+    if (llvm::isa<CXXThrowExpr>(S))
       return {UseKind::Needed, ""};
     if (const auto *If = llvm::dyn_cast<IfStmt>(S))
       return {If->getCond() == Child ? UseKind::Needed : UseKind::Dropped, ""};

@@ -25,7 +25,8 @@ enum class UseKind {
 
 struct ValueUse {
   UseKind Kind = UseKind::Dropped;
-  std::string Into; ///< the accumulator's name, for Accumulated
+  std::string Into;      ///< the accumulator's name, for Accumulated
+  bool Returned = false; ///< Needed because it is returned (a caller decides)
 };
 
 /// Classifies the uses of synced values inside one loop; memoised per
