@@ -131,7 +131,7 @@ const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
 } // namespace
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
-  auto Main = allOf(matchers::isInMainFileCode(), unless(isInTemplateInstantiation()));
+  auto Main = matchers::isInMainFileCode();
   Finder->addMatcher(
       expr(Main, matchers::tensorMethodCall({"item", "is_nonzero", "equal",
                                              "allclose", "nonzero", "masked_select", "cpu",
