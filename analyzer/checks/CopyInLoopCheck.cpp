@@ -24,7 +24,7 @@ void CopyInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   // Device and dtype conversions only: clone() and contiguous() are asked for
   // by name, and a loop often needs a fresh copy each time.
   Finder->addMatcher(
-      expr(matchers::isInMainFileCode(), unless(isInTemplateInstantiation()),
+      expr(matchers::isInMainFileCode(),
            matchers::tensorMethodCall({"to", "cpu", "cuda", "toType", "type_as"}, "copy")),
       this);
 }
@@ -52,7 +52,7 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Call || !Recv)
     return;
   ASTContext &Ctx = *Result.Context;
-  std::optional<EnclosingLoop> L = findEnclosingLoop(*Call, Ctx);
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(*Call, Ctx);
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);

@@ -1,5 +1,7 @@
 #include "HostSyncInLoopCheck.h"
 #include "TorchMatchers.h"
+#include "clang-tidy/utils/ASTUtils.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -78,26 +80,68 @@ public:
   }
 };
 
-/// What the sync does, for the message.
-std::string describeSync(llvm::StringRef Method, const std::string &Name) {
-  if (Method == "<<")
-    return "printing '" + Name + "' copies it to the host";
-  if (Method == "nonzero" || Method == "masked_select")
-    return "'" + Name + "." + Method.str() + "()' sizes its result on the host";
-  if (Method == "cpu" || Method == "to")
-    return "'" + Name + "' is copied to the host";
-  return "reading '" + Name + "' with " + Method.str() + "() copies it to the host";
+/// \p E is a tensor copied to the host in its own chain: `x.cpu()`,
+/// `x.to(kCPU).data()`, `x.detach().cpu()`.
+bool copiedToHost(const Expr *E, const ASTContext &Ctx) {
+  for (int Depth = 0; E && Depth < 16; ++Depth) {
+    const auto *Call = llvm::dyn_cast<CXXMemberCallExpr>(ignoreConversions(E));
+    if (!Call || !Call->getMethodDecl() || !isTensorType(Call->getType()))
+      return false;
+    llvm::StringRef Name = Call->getMethodDecl()->getName();
+    if (Name == "cpu" || (Name == "to" && describeCopy(*Call, Ctx).Device == DeviceKind::CPU))
+      return true;
+    E = Call->getImplicitObjectArgument();
+  }
+  return false;
+}
+
+/// The tensor \p E picks elements of (`b` for `b[0][1]`), else \p E itself.
+const Expr *subscriptBase(const Expr *E) {
+  E = ignoreConversions(E);
+  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+      break;
+    E = ignoreConversions(Op->getArg(0));
+  }
+  return E;
+}
+
+/// The whole tensor when \p Recv is one element of a tensor that does not
+/// change in the loop, picked by an index that does (`out[i]`, `out[i][j]`).
+const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
+  const Expr *E = ignoreConversions(Recv);
+  bool IndexChanges = false;
+  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+      break;
+    IndexChanges |= !Inv.isInvariant(Op->getArg(1));
+    E = ignoreConversions(Op->getArg(0));
+  }
+  if (E == ignoreConversions(Recv) || !IndexChanges || !LoopInvariance::namesLocal(E) ||
+      !Inv.isInvariant(E))
+    return nullptr;
+  // A tensor copied to the host before the loop is read without a sync.
+  if (const auto *Ref = llvm::dyn_cast<DeclRefExpr>(E))
+    if (const auto *VD = llvm::dyn_cast<VarDecl>(Ref->getDecl());
+        VD && VD->getInit() && copiedToHost(VD->getInit(), VD->getASTContext()))
+      return nullptr;
+  return E;
 }
 
 } // namespace
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
-  auto Main = allOf(matchers::isInMainFileCode(), unless(isInTemplateInstantiation()));
+  auto Main = matchers::isInMainFileCode();
   Finder->addMatcher(
       expr(Main, matchers::tensorMethodCall({"item", "is_nonzero", "equal",
                                              "allclose", "nonzero", "masked_select", "cpu",
                                              "to"},
                                             "sync")),
+      this);
+  // Calls of the user's functions: a sync inside runs on every iteration too.
+  Finder->addMatcher(
+      callExpr(Main, unless(cxxMemberCallExpr(callee(cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
+          .bind("call"),
       this);
   Finder->addMatcher(cxxOperatorCallExpr(Main, hasOverloadedOperatorName("<<"),
                                          hasArgument(1, matchers::tensorExpr()))
@@ -107,38 +151,172 @@ void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
 
 void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call")) {
+    checkCall(*Call, Ctx);
+    return;
+  }
   const Expr *Sync = nullptr;
-  std::string Method, Name;
+  const Expr *Recv = nullptr;
+  std::string Method;
   if (const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("sync")) {
     Method = Call->getMethodDecl()->getName().str();
     if (Method == "to" && describeCopy(*Call, Ctx).Device != DeviceKind::CPU)
       return;
     Sync = Call;
-    Name = receiverName(Result.Nodes.getNodeAs<Expr>("sync.recv"), Ctx);
+    Recv = Result.Nodes.getNodeAs<Expr>("sync.recv");
+    // Reading a tensor already copied to the host in the same chain
+    // (`loss.cpu().item<float>()`): the copy is the sync, reported there.
+    if (Method != "cpu" && Method != "to" && copiedToHost(Recv, Ctx))
+      return;
   } else if (const auto *Print = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("print")) {
     if (isTensorType(Print->getArg(0)->getType()))
       return; // a tensor's own operator<< (a shift), not printing
     // Printing the result of cpu() / to(kCPU): that copy is the sync, and is
     // reported on its own.
-    if (const auto *Inner = llvm::dyn_cast<CXXMemberCallExpr>(ignoreConversions(Print->getArg(1)));
-        Inner && Inner->getMethodDecl() && isTensorType(Inner->getType()) &&
-        describeCopy(*Inner, Ctx).Device == DeviceKind::CPU)
+    if (copiedToHost(Print->getArg(1), Ctx))
       return;
     Method = "<<";
     Sync = Print;
-    Name = receiverName(Print->getArg(1), Ctx);
+    Recv = Print->getArg(1);
   }
   if (!Sync)
     return;
-  std::optional<EnclosingLoop> L = findEnclosingLoop(*Sync, Ctx);
-  if (!L || !Loops.get(*L->Loop, Ctx).runsEveryIteration(*L) ||
-      !acceleratorInPlay(*L->Loop, Ctx))
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(*Sync, Ctx);
+  if (!L)
     return;
-  diag(Sync->getExprLoc(),
-       "%0 and waits for the device on every iteration of this loop, stalling the "
-       "GPU queue each time; accumulate on the device and read once after the loop, "
-       "or every N steps")
-      << describeSync(Method, Name);
+  LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
+  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+    return;
+  std::string What = describeSync(Method, receiverName(Recv, Ctx));
+
+  // The same data copied to the host a second time in one iteration (the
+  // other syncs compute something new: nonzero(), equal(), ...).
+  bool CopiesData = Method == "item" || Method == "cpu" || Method == "to" || Method == "<<";
+  bool SameValue = false;
+  if (const Expr *First =
+          CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue) : nullptr) {
+    unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
+    if (SameValue)
+      diag(Sync->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
+                               "time; it was already read at line %1: keep that value and "
+                               "reuse it")
+          << What << Line;
+    else
+      diag(Sync->getExprLoc(), "%0, waiting for the device again in this iteration; another "
+                               "element of '%1' was read at line %2: copy '%1' to the host "
+                               "once and read its elements there")
+          << What << receiverName(subscriptBase(Recv), Ctx) << Line;
+    diag(First->getExprLoc(), "first read here", DiagnosticIDs::Note);
+    return;
+  }
+  if (CopiesData)
+    Reads[L->Loop].push_back({Sync, Recv});
+
+  // One element of a tensor that does not change in the loop, per iteration.
+  if (const Expr *Whole = elementOfInvariant(Recv, Inv)) {
+    diag(Sync->getExprLoc(),
+         "%0 and waits for the device on every iteration of this loop, one element at a "
+         "time; copy '%1' to the host once before the loop and read its elements there")
+        << What << receiverName(Whole, Ctx);
+    return;
+  }
+
+  ValueUse Use{UseKind::Dropped, ""};
+  if (Method != "nonzero" && Method != "masked_select") {
+    SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
+    // Printing is output itself; other reads are followed to their use.
+    Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
+    // The host needs the value on every iteration: the read is the price.
+    if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
+      return;
+  }
+  if (Use.Kind == UseKind::Accumulated)
+    diag(Sync->getExprLoc(),
+         "%0 and waits for the device on every iteration of this loop, only to add it to "
+         "'%1'; accumulate on the device and read the total once after the loop")
+        << What << Use.Into;
+  else if (Use.Kind == UseKind::Output)
+    diag(Sync->getExprLoc(),
+         "%0 and waits for the device on every training step, stalling the GPU queue each "
+         "time, to report it; report every N steps, or accumulate on the device and read "
+         "once after the loop")
+        << What;
+  else
+    diag(Sync->getExprLoc(),
+         "%0 and waits for the device on every iteration of this loop, stalling the GPU "
+         "queue each time; accumulate on the device and read once after the loop, or every "
+         "N steps")
+        << What;
+}
+
+SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx) {
+  std::unique_ptr<SyncUses> &U = Uses[&Loop];
+  if (!U)
+    U = std::make_unique<SyncUses>(Loop, Inv, Ctx);
+  return *U;
+}
+
+void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
+  const FunctionDecl *FD = CallSyncs::userDefinition(Call.getDirectCallee(), Ctx);
+  if (!FD)
+    return;
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(Call, Ctx);
+  if (!L)
+    return;
+  LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
+  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+    return;
+  std::optional<CallSync> S = Calls.of(FD, Ctx);
+  if (!S)
+    return;
+  SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
+  UseKind Kind = S->Kind;
+  if (S->Returned) // the function returns what it read: its use here decides
+    Kind = U.classify(&Call).Kind;
+  if (Kind == UseKind::Needed || (Kind == UseKind::Output && !U.isTrainingLoop()))
+    return;
+  diag(Call.getExprLoc(), "calling '%0' syncs with the device on every iteration of this "
+                          "loop: inside it, %1 and waits for the device; read it every N steps, "
+                          "or keep the value on the device and read it once after the loop")
+      << FD->getNameAsString() << S->What;
+  diag(S->Sync->getExprLoc(), "the read is here", DiagnosticIDs::Note);
+}
+
+const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
+                                             const Expr &Recv, LoopInvariance &Inv,
+                                             ASTContext &Ctx, bool &SameValue) {
+  auto It = Reads.find(&Loop);
+  if (It == Reads.end())
+    return nullptr;
+  FunctionFlow *Flow = Loops.flows().around(Loop, Ctx);
+  if (!Flow)
+    return nullptr;
+  const Expr *Value = ignoreConversions(&Recv);
+  const Expr *Base = subscriptBase(&Recv);
+  // The variables the value is read from must not change between the reads.
+  auto Refs = ast_matchers::match(
+      ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value, Ctx);
+  for (const auto &[First, FirstRecv] : It->second) {
+    SameValue = utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx);
+    // Two elements of one tensor (`b[0].item()`, `b[1].item()`) are two
+    // copies where one would do.
+    bool SameTensor = !SameValue && Base != Value &&
+                      utils::areStatementsIdentical(subscriptBase(FirstRecv), Base, Ctx);
+    if (!(SameValue || SameTensor) || !Flow->inSequence(First, &Sync))
+      continue;
+    bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
+      const auto *VD = llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
+      if (!VD)
+        return false;
+      return llvm::any_of(Inv.refsTo(VD), [&](const DeclRefExpr *Ref) {
+        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, First) &&
+               !Flow->inSequence(&Sync, Ref);
+      });
+    });
+    if (!Changed)
+      return First;
+  }
+  return nullptr;
 }
 
 HostSyncInLoopCheck::DeviceUse HostSyncInLoopCheck::functionDeviceUse(const Decl *Fn) {
@@ -192,6 +370,9 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
 
 void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Loops.clear();
+  Reads.clear();
+  Uses.clear();
+  Calls.clear();
   Functions.clear();
   FileHasAccelerator.reset();
 }

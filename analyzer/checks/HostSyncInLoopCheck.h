@@ -3,6 +3,8 @@
 #pragma once
 
 #include "LoopFacts.h"
+#include "CallSyncs.h"
+#include "SyncUse.h"
 #include "DevcopyCheck.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -32,7 +34,21 @@ private:
   bool fileNamesAccelerator(ASTContext &Ctx);
   bool acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx);
 
+  /// An earlier read of the same value (\p SameValue) or of another element
+  /// of the same tensor in the same iteration of \p Loop, with nothing it
+  /// reads changed in between (utils::ExprSequence).
+  const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
+                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue);
+
+  /// A call of a user function in a loop whose body syncs on every call.
+  void checkCall(const CallExpr &Call, ASTContext &Ctx);
+  SyncUses &usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx);
+
   LoopInvarianceCache Loops;
+  CallSyncs Calls;
+  /// Reads run on every iteration, per loop, in the order they were met.
+  llvm::DenseMap<const Stmt *, llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>> Reads;
+  llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;
   std::optional<bool> FileHasAccelerator;
 };

@@ -3,6 +3,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace clang::tidy::devcopy {
 
@@ -42,10 +43,58 @@ bool isPureValueType(QualType T) {
           RD->getName() == "ArrayRef" || RD->getName() == "IntArrayRef");
 }
 
+/// \p Ref, or a view of it (x[i], x.narrow(...), x.index(...): tensors sharing
+/// its storage), is changed by an in-place method or an assignment to the view.
+bool changedInPlace(const DeclRefExpr *Ref, ASTContext &Ctx) {
+  const Expr *Cur = Ref;
+  for (int Depth = 0; Cur && Depth < 16; ++Depth) {
+    const Expr *P = parentExpr(Cur, Ctx);
+    if (!P)
+      return false;
+    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(P)) {
+      Cur = P;
+      continue;
+    }
+    if (const auto *ME = llvm::dyn_cast<MemberExpr>(P)) {
+      const auto *Call = llvm::dyn_cast_or_null<CXXMemberCallExpr>(parentExpr(ME, Ctx));
+      if (!Call || Call->getCallee() != ME)
+        return false;
+      if (isInPlaceName(ME->getMemberDecl()))
+        return true;
+      if (!isTensorType(Call->getType()))
+        return false;
+      Cur = Call;
+      continue;
+    }
+    if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(P)) {
+      if (Op->getNumArgs() == 0 ||
+          Op->getArg(0)->IgnoreParenImpCasts() != Cur->IgnoreParenImpCasts())
+        return false;
+      if (Op->isAssignmentOp())
+        return true;
+      if (Op->getOperator() == OO_Subscript && isTensorType(Op->getType())) {
+        Cur = Op;
+        continue;
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
 } // namespace
 
-std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx) {
+std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
+                                               FunctionFlowCache *Flows) {
   EnclosingLoop Result;
+  FunctionFlow *Flow = nullptr;
+  auto Repeats = [&](const Stmt &Loop) {
+    if (!Flows)
+      return true;
+    if (!Flow)
+      Flow = Flows->around(Loop, Ctx);
+    return !Flow || Flow->loopRepeats(Loop);
+  };
   DynTypedNode Child = DynTypedNode::create(S);
   for (int Depth = 0; Depth < 256; ++Depth) {
     DynTypedNode ParentNode;
@@ -54,22 +103,27 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx) {
     if (!P) {
       // A declaration: keep climbing through variables (`auto v = x.item();`),
       // stop at anything that opens a new context (function, class).
+      // A static local's initializer runs once.
       const Decl *D = ParentNode.get<Decl>();
       if (!D || llvm::isa<DeclContext>(D))
+        return std::nullopt;
+      if (const auto *VD = llvm::dyn_cast<VarDecl>(D); VD && VD->isStaticLocal())
         return std::nullopt;
       Child = ParentNode;
       continue;
     }
     if (const auto *F = llvm::dyn_cast<ForStmt>(P)) {
-      if (C && (C == F->getBody() || C == F->getCond() || C == F->getInc())) {
+      if (C && (C == F->getBody() || C == F->getCond() || C == F->getInc()) && Repeats(*F)) {
         Result.Loop = F;
         return Result;
       }
     } else if (llvm::isa<WhileStmt, DoStmt>(P)) {
-      Result.Loop = P;
-      return Result;
+      if (Repeats(*P)) {
+        Result.Loop = P;
+        return Result;
+      }
     } else if (const auto *R = llvm::dyn_cast<CXXForRangeStmt>(P)) {
-      if (C && (C == R->getBody() || C == R->getLoopVarStmt())) {
+      if (C && (C == R->getBody() || C == R->getLoopVarStmt()) && Repeats(*R)) {
         Result.Loop = R;
         return Result;
       }
@@ -95,8 +149,7 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx) {
   return std::nullopt;
 }
 
-LoopInvariance::LoopInvariance(const Stmt &Loop, ASTContext &Ctx)
-    : Loop(Loop), Ctx(Ctx), Mutations(Loop, Ctx) {}
+LoopInvariance::LoopInvariance(const Stmt &Loop, ASTContext &Ctx) : Loop(Loop), Ctx(Ctx) {}
 
 bool LoopInvariance::isInvariant(const VarDecl *VD) {
   if (!VD)
@@ -118,67 +171,85 @@ bool LoopInvariance::isInvariant(const VarDecl *VD) {
   return Result;
 }
 
-bool LoopInvariance::isMutatedInLoop(const VarDecl *VD) {
-  if (isDeviceValue(VD->getType()))
-    return deviceValueChanged(VD);
-  return Mutations.isMutated(VD) || changedInPlace(VD);
-}
-
-bool LoopInvariance::deviceValueChanged(const VarDecl *VD) {
-  // Every `t.to(device)` binds `device` to TensorOptions' forwarding-reference
-  // constructor, which ExprMutationAnalyzer takes for a mutation. A Device or
-  // TensorOptions changes by assignment or a non-const method (set_index).
-  using namespace ast_matchers;
-  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(VD)))));
-  auto Changes = match(
-      findAll(expr(anyOf(cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Ref)),
-                         cxxMemberCallExpr(on(Ref), callee(cxxMethodDecl(unless(isConst()))))))
-                  .bind("change")),
-      Loop, Ctx);
-  return !Changes.empty();
-}
-
-bool LoopInvariance::changedInPlace(const VarDecl *VD) {
-  using namespace ast_matchers;
-  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(VD)))).bind("ref")), Loop, Ctx);
-  for (const auto &Ref : Refs) {
-    // Climb from the reference through views of it (x[i], x.narrow(...),
-    // x.index(...): tensors sharing its storage) to what is done to them.
-    const Expr *Cur = Ref.getNodeAs<DeclRefExpr>("ref");
-    for (int Depth = 0; Cur && Depth < 16; ++Depth) {
-      const Expr *P = parentExpr(Cur, Ctx);
-      if (!P)
-        break;
-      if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
-                    CXXBindTemporaryExpr>(P)) {
-        Cur = P;
-        continue;
-      }
-      if (const auto *ME = llvm::dyn_cast<MemberExpr>(P)) {
-        const auto *Call = llvm::dyn_cast_or_null<CXXMemberCallExpr>(parentExpr(ME, Ctx));
-        if (!Call || Call->getCallee() != ME)
-          break;
-        if (isInPlaceName(ME->getMemberDecl()))
-          return true;
-        if (!isTensorType(Call->getType()))
-          break;
-        Cur = Call;
-        continue;
-      }
-      if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(P)) {
-        if (Op->getNumArgs() == 0 || Op->getArg(0)->IgnoreParenImpCasts() != Cur->IgnoreParenImpCasts())
-          break;
-        if (Op->isAssignmentOp())
-          return true;
-        if (Op->getOperator() == OO_Subscript && isTensorType(Op->getType())) {
-          Cur = Op;
-          continue;
-        }
-      }
-      break;
+llvm::ArrayRef<const DeclRefExpr *> LoopInvariance::refsTo(const VarDecl *VD) {
+  if (!Refs) {
+    using namespace ast_matchers;
+    Refs.emplace();
+    for (const auto &M : match(findAll(declRefExpr(to(varDecl(hasLocalStorage()))).bind("ref")),
+                               Loop, Ctx)) {
+      const auto *Ref = M.getNodeAs<DeclRefExpr>("ref");
+      (*Refs)[llvm::cast<VarDecl>(Ref->getDecl())].push_back(Ref);
     }
   }
-  return false;
+  auto It = Refs->find(VD);
+  if (It == Refs->end())
+    return {};
+  return It->second;
+}
+
+bool LoopInvariance::isMutatedInLoop(const VarDecl *VD) {
+  if (auto It = Mutated.find(VD); It != Mutated.end())
+    return It->second;
+  Mutated[VD] = false; // while in progress (a reference bound to itself)
+  bool Result = llvm::any_of(refsTo(VD), [&](const DeclRefExpr *R) { return refMutates(R); });
+  Mutated[VD] = Result;
+  return Result;
+}
+
+const Stmt &LoopInvariance::scopeOf(const Expr *Ref) {
+  // The statement the reference belongs to: the full expression, declaration
+  // or range-for header around it. Every mutation ExprMutationAnalyzer knows
+  // is visible there, except through a reference bound to it (refMutates).
+  DynTypedNode Cur = DynTypedNode::create(*Ref);
+  const Stmt *Scope = Ref;
+  for (int Depth = 0; Depth < 64; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      break;
+    const DynTypedNode &P = Parents[0];
+    if (const auto *S = P.get<Stmt>()) {
+      if (llvm::isa<CXXForRangeStmt>(S) && llvm::isa<DeclStmt>(Scope))
+        return *S; // the range: `for (auto &e : x) e.add_(1)` changes x
+      if (!llvm::isa<Expr, DeclStmt>(S) || S == &Loop)
+        break;
+      Scope = S;
+    } else if (!P.get<VarDecl>()) {
+      break;
+    }
+    Cur = P;
+  }
+  return *Scope;
+}
+
+bool LoopInvariance::refMutates(const DeclRefExpr *Ref) {
+  const auto *VD = llvm::cast<VarDecl>(Ref->getDecl());
+  const Expr *Use = Ref;
+  const Expr *P = parentExpr(Use, Ctx);
+  while (P && llvm::isa<ImplicitCastExpr, ParenExpr>(P)) {
+    Use = P;
+    P = parentExpr(P, Ctx);
+  }
+  if (isDeviceValue(VD->getType())) {
+    // Every `t.to(device)` binds `device` to TensorOptions' forwarding-reference
+    // constructor, which ExprMutationAnalyzer takes for a mutation. A Device or
+    // TensorOptions changes by assignment or a non-const method (set_index).
+    if (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(P))
+      return Op->isAssignmentOp() && Op->getArg(0)->IgnoreParenImpCasts() == Ref;
+    if (const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(P))
+      if (const auto *MD = llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl()))
+        return !MD->isConst() && !MD->isStatic();
+    return false;
+  }
+  // A reference bound to it: what is done through the reference counts.
+  auto Parents = Ctx.getParents(*Use);
+  if (!Parents.empty())
+    if (const auto *Alias = Parents[0].get<VarDecl>();
+        Alias && Alias->getType()->isReferenceType() &&
+        !Alias->getType().getNonReferenceType().isConstQualified())
+      return isMutatedInLoop(Alias);
+  if (ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo).findMutation(Ref))
+    return true;
+  return changedInPlace(Ref, Ctx);
 }
 
 bool LoopInvariance::isInvariant(const Expr *E) { return E && isInvariantStmt(E, 0); }

@@ -9,6 +9,7 @@
 // invisible to the analyzer (`x.add_(1)`, `x[0] = 1`, `x.narrow(0, 0, 1).copy_(y)`).
 #pragma once
 
+#include "FunctionFlow.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Analysis/Analyses/ExprMutationAnalyzer.h"
 #include "llvm/ADT/DenseMap.h"
@@ -31,8 +32,11 @@ struct EnclosingLoop {
 /// increment contains \p S, stopping at function and lambda boundaries (a
 /// lambda's body runs when called, not where it is written). The init of a
 /// for loop and the range of a range-for run once: for them the walk goes on
-/// to an outer loop.
-std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx);
+/// to an outer loop, as does the initializer of a `static` local. With
+/// \p Flows, a loop that cannot start a second iteration (`do { ... } while
+/// (0)`, `while (true) { ...; break; }`) is not a loop either.
+std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
+                                               FunctionFlowCache *Flows = nullptr);
 
 /// Answers "does this change in the loop?" for one loop; memoised.
 class LoopInvariance {
@@ -55,24 +59,40 @@ public:
   /// \p VD is modified inside the loop (see isInvariant(VarDecl)).
   bool isMutatedInLoop(const VarDecl *VD);
 
+  /// The references to local variables inside the loop, per variable.
+  llvm::ArrayRef<const DeclRefExpr *> refsTo(const VarDecl *VD);
+  /// \p Ref (a reference inside the loop) changes its variable there.
+  bool refMutates(const DeclRefExpr *Ref);
+
 private:
   bool isInvariantStmt(const Stmt *S, unsigned Depth);
-  bool changedInPlace(const VarDecl *VD);
-  bool deviceValueChanged(const VarDecl *VD);
+  const Stmt &scopeOf(const Expr *Ref);
 
   const Stmt &Loop;
   ASTContext &Ctx;
-  ExprMutationAnalyzer Mutations;
+  ExprMutationAnalyzer::Memoized Memo;
+  std::optional<llvm::DenseMap<const VarDecl *, llvm::SmallVector<const DeclRefExpr *, 4>>> Refs;
   llvm::DenseMap<const VarDecl *, bool> Cache;
+  llvm::DenseMap<const VarDecl *, bool> Mutated;
 };
 
-/// One LoopInvariance per loop, kept for one translation unit.
+/// One LoopInvariance per loop and one FunctionFlow per function, kept for
+/// one translation unit.
 class LoopInvarianceCache {
 public:
   LoopInvariance &get(const Stmt &Loop, ASTContext &Ctx);
-  void clear() { Map.clear(); }
+  /// findEnclosingLoop, skipping loops that run once.
+  std::optional<EnclosingLoop> enclosingLoop(const Stmt &S, ASTContext &Ctx) {
+    return findEnclosingLoop(S, Ctx, &Flows);
+  }
+  FunctionFlowCache &flows() { return Flows; }
+  void clear() {
+    Map.clear();
+    Flows.clear();
+  }
 
 private:
+  FunctionFlowCache Flows;
   llvm::DenseMap<const Stmt *, std::unique_ptr<LoopInvariance>> Map;
 };
 

@@ -1,0 +1,132 @@
+#include "CallSyncs.h"
+#include "LoopFacts.h"
+#include "TorchMatchers.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::devcopy {
+
+namespace {
+
+/// \p S runs on every call of the function whose body is \p Body: no branch,
+/// loop, handler or lambda between them.
+bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx) {
+  DynTypedNode Cur = DynTypedNode::create(S);
+  for (int Depth = 0; Depth < 256; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return false;
+    const DynTypedNode &P = Parents[0];
+    const Stmt *PS = P.get<Stmt>();
+    if (PS == &Body)
+      return true;
+    const Stmt *C = Cur.get<Stmt>();
+    if (const auto *If = llvm::dyn_cast_or_null<IfStmt>(PS); If && C != If->getCond())
+      return false;
+    if (const auto *CO = llvm::dyn_cast_or_null<AbstractConditionalOperator>(PS);
+        CO && C != CO->getCond())
+      return false;
+    if (const auto *BO = llvm::dyn_cast_or_null<BinaryOperator>(PS);
+        BO && BO->isLogicalOp() && C == BO->getRHS())
+      return false;
+    if (PS && llvm::isa<SwitchStmt, CXXCatchStmt, LambdaExpr, ForStmt, WhileStmt, DoStmt,
+                        CXXForRangeStmt>(PS))
+      return false;
+    if (P.get<FunctionDecl>() || P.get<CXXRecordDecl>())
+      return false;
+    Cur = P;
+  }
+  return false;
+}
+
+bool isLibraryNamespace(const DeclContext *DC) {
+  for (; DC; DC = DC->getParent())
+    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC))
+      if (NS->getIdentifier() && DC->getParent()->isTranslationUnit() &&
+          (NS->getName() == "torch" || NS->getName() == "at" || NS->getName() == "c10" ||
+           NS->getName() == "std"))
+        return true;
+  return false;
+}
+
+} // namespace
+
+std::string describeSync(llvm::StringRef Method, const std::string &Name) {
+  if (Method == "<<")
+    return "printing '" + Name + "' copies it to the host";
+  if (Method == "nonzero" || Method == "masked_select")
+    return "'" + Name + "." + Method.str() + "()' sizes its result on the host";
+  if (Method == "cpu" || Method == "to")
+    return "'" + Name + "' is copied to the host";
+  return "reading '" + Name + "' with " + Method.str() + "() copies it to the host";
+}
+
+const FunctionDecl *CallSyncs::userDefinition(const FunctionDecl *FD, const ASTContext &Ctx) {
+  const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
+  if (!Def || !Def->hasBody() || isLibraryNamespace(Def->getDeclContext()) ||
+      Ctx.getSourceManager().isInSystemHeader(Def->getLocation()))
+    return nullptr;
+  return Def;
+}
+
+std::optional<CallSync> CallSyncs::of(const FunctionDecl *FD, ASTContext &Ctx) {
+  FD = userDefinition(FD, Ctx);
+  if (!FD)
+    return std::nullopt;
+  auto It = Map.find(FD);
+  if (It != Map.end())
+    return It->second;
+  Map[FD] = std::nullopt; // while in progress: a recursive call ends the chain
+  std::optional<CallSync> S = summarize(*FD, Ctx);
+  Map[FD] = S;
+  return S;
+}
+
+std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD, ASTContext &Ctx) {
+  const Stmt *Body = FD.getBody();
+  if (!Body)
+    return std::nullopt;
+  auto Read = matchers::tensorMethodCall({"item", "cpu", "to"}, "sync");
+  auto Call = callExpr(unless(cxxMemberCallExpr(callee(cxxMethodDecl(
+                           ofClass(matchers::tensorRecord()))))))
+                  .bind("call");
+  LoopInvariance Inv(*Body, Ctx);
+  SyncUses Uses(*Body, Inv, Ctx);
+  // Statements in source order: the first sync or syncing call met is the
+  // one reported.
+  for (const auto &M : match(findAll(expr(anyOf(Read, Call))), *Body, Ctx)) {
+    if (const auto *Sync = M.getNodeAs<CXXMemberCallExpr>("sync")) {
+      llvm::StringRef Method = Sync->getMethodDecl()->getName();
+      if (Method == "to" && describeCopy(*Sync, Ctx).Device != DeviceKind::CPU)
+        continue;
+      if (!runsOnEveryCall(*Sync, *Body, Ctx))
+        continue;
+      ValueUse U = Uses.classify(Sync);
+      if (U.Kind == UseKind::Needed && !U.Returned)
+        continue;
+      return CallSync{Sync, describeSync(Method, receiverName(M.getNodeAs<Expr>("sync.recv"), Ctx)),
+                      U.Kind, U.Returned};
+    }
+    const auto *C = M.getNodeAs<CallExpr>("call");
+    if (!C || !runsOnEveryCall(*C, *Body, Ctx))
+      continue;
+    if (std::optional<CallSync> Inner = of(C->getDirectCallee(), Ctx)) {
+      if (!Inner->Returned)
+        return Inner;
+      // The callee returns what it read: how this function uses it decides.
+      ValueUse U = Uses.classify(C);
+      if (U.Kind == UseKind::Needed && !U.Returned)
+        continue;
+      Inner->Kind = U.Kind;
+      Inner->Returned = U.Returned;
+      return Inner;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace clang::tidy::devcopy

@@ -1,0 +1,79 @@
+#include "FunctionFlow.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace clang::tidy::devcopy {
+
+FunctionBody enclosingFunction(const Stmt &S, ASTContext &Ctx) {
+  DynTypedNode Cur = DynTypedNode::create(S);
+  for (int Depth = 0; Depth < 1024; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return {};
+    Cur = Parents[0];
+    if (const auto *L = Cur.get<LambdaExpr>())
+      return {L->getCallOperator(), L->getBody()};
+    if (const auto *FD = Cur.get<FunctionDecl>())
+      return {FD, FD->getBody()};
+    if (Cur.get<ObjCMethodDecl>() || Cur.get<BlockDecl>() || Cur.get<CapturedDecl>())
+      return {};
+  }
+  return {};
+}
+
+FunctionFlow::FunctionFlow(const FunctionBody &F, ASTContext &Ctx) {
+  if (!F.Body)
+    return;
+  CFG::BuildOptions Options;
+  Options.AddImplicitDtors = true;
+  Options.AddTemporaryDtors = true;
+  Options.PruneTriviallyFalseEdges = true;
+  TheCFG = CFG::buildCFG(F.Fn, const_cast<Stmt *>(F.Body), &Ctx, Options);
+  if (TheCFG)
+    Sequence = std::make_unique<utils::ExprSequence>(TheCFG.get(), F.Body, &Ctx);
+}
+
+bool FunctionFlow::loopRepeats(const Stmt &Loop) {
+  if (!TheCFG)
+    return true;
+  auto It = Repeats.find(&Loop);
+  if (It != Repeats.end())
+    return It->second;
+  // The blocks that jump back to the loop carry it as their loop target. One
+  // pass over the blocks reachable from the entry answers every loop of the
+  // function at once.
+  llvm::BitVector Seen(TheCFG->getNumBlockIDs());
+  llvm::SmallVector<const CFGBlock *, 32> Work{&TheCFG->getEntry()};
+  Seen.set(TheCFG->getEntry().getBlockID());
+  while (!Work.empty()) {
+    const CFGBlock *B = Work.pop_back_val();
+    if (const Stmt *Target = B->getLoopTarget())
+      Repeats[Target] = true;
+    for (const CFGBlock::AdjacentBlock &Succ : B->succs())
+      if (const CFGBlock *R = Succ.getReachableBlock(); R && !Seen.test(R->getBlockID())) {
+        Seen.set(R->getBlockID());
+        Work.push_back(R);
+      }
+  }
+  return Repeats.try_emplace(&Loop, false).first->second;
+}
+
+bool FunctionFlow::inSequence(const Stmt *Before, const Stmt *After) const {
+  return Sequence && Sequence->inSequence(Before, After);
+}
+
+FunctionFlow *FunctionFlowCache::around(const Stmt &S, ASTContext &Ctx) {
+  FunctionBody F = enclosingFunction(S, Ctx);
+  return F.Body ? &of(F, Ctx) : nullptr;
+}
+
+FunctionFlow &FunctionFlowCache::of(const FunctionBody &F, ASTContext &Ctx) {
+  std::unique_ptr<FunctionFlow> &Slot = Map[F.Body];
+  if (!Slot)
+    Slot = std::make_unique<FunctionFlow>(F, Ctx);
+  return *Slot;
+}
+
+} // namespace clang::tidy::devcopy

@@ -1,0 +1,54 @@
+// The control flow of one function body, for the loop checks: clang's CFG and
+// clang-tidy's ExprSequence (as bugprone-use-after-move uses them), built
+// once per function and kept for the translation unit.
+#pragma once
+
+#include "clang-tidy/utils/ExprSequence.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/Analysis/CFG.h"
+#include "llvm/ADT/DenseMap.h"
+#include <memory>
+
+namespace clang::tidy::devcopy {
+
+/// The function, method or lambda whose body holds \p S, with that body; a
+/// null Fn outside any function.
+struct FunctionBody {
+  const Decl *Fn = nullptr;
+  const Stmt *Body = nullptr;
+};
+FunctionBody enclosingFunction(const Stmt &S, ASTContext &Ctx);
+
+/// CFG and sequencing facts of one function body.
+class FunctionFlow {
+public:
+  FunctionFlow(const FunctionBody &F, ASTContext &Ctx);
+
+  /// The loop can start a second iteration: its back edge is reachable in the
+  /// CFG (trivially false edges pruned). `do { ... } while (0)` and
+  /// `while (true) { ...; break; }` run once.
+  bool loopRepeats(const Stmt &Loop);
+  /// \p Before is sequenced before \p After (utils::ExprSequence); false
+  /// without a CFG.
+  bool inSequence(const Stmt *Before, const Stmt *After) const;
+  const CFG *cfg() const { return TheCFG.get(); }
+
+private:
+  std::unique_ptr<CFG> TheCFG;
+  std::unique_ptr<utils::ExprSequence> Sequence;
+  llvm::DenseMap<const Stmt *, bool> Repeats;
+};
+
+/// One FunctionFlow per function body, kept for one translation unit.
+class FunctionFlowCache {
+public:
+  /// The flow of the function around \p S, or null outside any function.
+  FunctionFlow *around(const Stmt &S, ASTContext &Ctx);
+  FunctionFlow &of(const FunctionBody &F, ASTContext &Ctx);
+  void clear() { Map.clear(); }
+
+private:
+  llvm::DenseMap<const Stmt *, std::unique_ptr<FunctionFlow>> Map;
+};
+
+} // namespace clang::tidy::devcopy

@@ -1,0 +1,235 @@
+#include "SyncUse.h"
+#include "TorchMatchers.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace clang::tidy::devcopy {
+
+namespace {
+
+ValueUse combine(const ValueUse &A, const ValueUse &B) {
+  return static_cast<int>(A.Kind) >= static_cast<int>(B.Kind) ? A : B;
+}
+
+bool inStd(const FunctionDecl *FD) {
+  return FD->isInStdNamespace() || FD->getDeclContext()->isTranslationUnit();
+}
+
+bool isPrintFunction(llvm::StringRef Name) {
+  return llvm::StringSwitch<bool>(Name)
+      .Cases("printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "fwrite", true)
+      .Default(false);
+}
+
+/// Methods that store a value into a host container.
+bool isStoreMethod(llvm::StringRef Name) {
+  return llvm::StringSwitch<bool>(Name)
+      .Cases("push_back", "emplace_back", "push_front", "emplace_front", "insert", true)
+      .Cases("emplace", "push", "append", "assign", "insert_or_assign", "try_emplace", true)
+      .Default(false);
+}
+
+/// A method whose class is, or derives from, a class named Optimizer.
+bool isOptimizerMethod(const CXXMethodDecl *MD) {
+  llvm::SmallVector<const CXXRecordDecl *, 4> Work{MD->getParent()};
+  for (int Steps = 0; !Work.empty() && Steps < 32; ++Steps) {
+    const CXXRecordDecl *RD = Work.pop_back_val();
+    if (RD->getIdentifier() && RD->getName() == "Optimizer")
+      return true;
+    if (!(RD = RD->getDefinition()))
+      continue;
+    for (const CXXBaseSpecifier &B : RD->bases())
+      if (const auto *Base = B.getType()->getAsCXXRecordDecl())
+        Work.push_back(Base);
+  }
+  return false;
+}
+
+} // namespace
+
+ValueUse SyncUses::classify(const Expr *Read) { return fromExpr(Read, 0); }
+
+ValueUse SyncUses::fromVar(const VarDecl *VD, unsigned Depth) {
+  if (!VD->hasLocalStorage())
+    return {UseKind::Needed, ""}; // a global or static: read elsewhere
+  if (auto It = Vars.find(VD); It != Vars.end())
+    return It->second;
+  Vars[VD] = {UseKind::Dropped, ""}; // while in progress
+  ValueUse Use;
+  for (const DeclRefExpr *Ref : Inv.refsTo(VD)) {
+    // A write to the variable is not a use of its value.
+    auto Parents = Ctx.getParents(*Ref);
+    if (!Parents.empty()) {
+      if (const auto *BO = Parents[0].get<BinaryOperator>();
+          BO && BO->isAssignmentOp() && BO->getLHS()->IgnoreParens() == Ref)
+        continue;
+      if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>();
+          Op && Op->isAssignmentOp() && Op->getArg(0)->IgnoreParenImpCasts() == Ref)
+        continue;
+    }
+    Use = combine(Use, fromExpr(Ref, Depth + 1));
+    if (Use.Kind == UseKind::Needed)
+      break;
+  }
+  Vars[VD] = Use;
+  return Use;
+}
+
+ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg, unsigned Depth) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD)
+    return {UseKind::Output, ""};
+  llvm::StringRef Name = FD->getIdentifier() ? FD->getName() : "";
+  if (isPrintFunction(Name))
+    return {UseKind::Output, ""};
+  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(Call)) {
+    const Expr *Obj = MC->getImplicitObjectArgument();
+    if (Obj && Obj->IgnoreParenImpCasts() == Arg->IgnoreParenImpCasts())
+      // A method of the value itself: Scalar::toFloat(), a host tensor's
+      // item(), data_ptr(), accessor(): the host reads what it holds.
+      return isTensorType(Obj->getType()) && !isTensorType(Call->getType()) &&
+                     !(Name == "item" || Name.starts_with("is_") || Name == "equal")
+                 ? ValueUse{UseKind::Needed, ""}
+                 : fromExpr(Call, Depth);
+    if (isStoreMethod(Name))
+      return {UseKind::Needed, ""}; // building host results
+  }
+  // Handed back to a LibTorch op (`x.clamp(t[k].item<float>(), hi)`): the
+  // value could have stayed on the device.
+  if (isTensorType(FD->getReturnType()))
+    return {UseKind::Dropped, ""};
+  // Computing from it (std::max, std::to_string, a user function returning a
+  // number): what matters is how that result is used. Other calls consume it
+  // (a progress bar, a logger, a writer).
+  QualType Ret = FD->getReturnType();
+  if (!Ret->isVoidType() && (inStd(FD) || Ret->isArithmeticType()))
+    return fromExpr(Call, Depth);
+  return {UseKind::Output, ""};
+}
+
+ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
+  if (Depth > 6)
+    return {UseKind::Needed, ""}; // too far to follow: assume the host needs it
+  DynTypedNode Cur = DynTypedNode::create(*E);
+  for (int Steps = 0; Steps < 64; ++Steps) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return {UseKind::Dropped, ""};
+    const DynTypedNode &P = Parents[0];
+    const Expr *Child = Cur.get<Expr>();
+    if (const auto *VD = P.get<VarDecl>())
+      return fromVar(VD, Depth);
+    const auto *S = P.get<Stmt>();
+    if (!S)
+      return {UseKind::Needed, ""}; // a field initializer, a default argument
+    if (llvm::isa<ReturnStmt>(S))
+      return {UseKind::Needed, "", /*Returned=*/true};
+    if (llvm::isa<CXXThrowExpr>(S))
+      return {UseKind::Needed, ""};
+    if (const auto *If = llvm::dyn_cast<IfStmt>(S))
+      return {If->getCond() == Child ? UseKind::Needed : UseKind::Dropped, ""};
+    if (const auto *W = llvm::dyn_cast<WhileStmt>(S))
+      return {W->getCond() == Child ? UseKind::Needed : UseKind::Dropped, ""};
+    if (const auto *D = llvm::dyn_cast<DoStmt>(S))
+      return {D->getCond() == Child ? UseKind::Needed : UseKind::Dropped, ""};
+    if (const auto *F = llvm::dyn_cast<ForStmt>(S))
+      return {F->getCond() == Child ? UseKind::Needed : UseKind::Dropped, ""};
+    if (llvm::isa<SwitchStmt>(S))
+      return {UseKind::Needed, ""};
+    if (!llvm::isa<Expr>(S))
+      return {UseKind::Dropped, ""};
+    if (const auto *CO = llvm::dyn_cast<AbstractConditionalOperator>(S)) {
+      if (CO->getCond()->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts())
+        return {UseKind::Needed, ""};
+    } else if (const auto *BO = llvm::dyn_cast<BinaryOperator>(S)) {
+      if (BO->isLogicalOp())
+        return {UseKind::Needed, ""};
+      if (BO->isAssignmentOp() && BO->getRHS() == Child) {
+        const Expr *LHS = BO->getLHS()->IgnoreParenImpCasts();
+        const auto *Ref = llvm::dyn_cast<DeclRefExpr>(LHS);
+        const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+        if (!VD)
+          return {UseKind::Needed, ""}; // stored into a field or an element
+        ValueUse Later = fromVar(VD, Depth);
+        if (BO->isCompoundAssignmentOp() && Later.Kind != UseKind::Needed)
+          return {UseKind::Accumulated, VD->getNameAsString()};
+        return Later;
+      }
+    } else if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(S)) {
+      OverloadedOperatorKind K = Op->getOperator();
+      bool IsRHS = Op->getNumArgs() == 2 && Op->getArg(1) == Child;
+      if (K == OO_LessLess && IsRHS && !isTensorType(Op->getArg(0)->getType()))
+        return {UseKind::Output, ""};
+      if (K == OO_Subscript && IsRHS)
+        return {UseKind::Needed, ""}; // an index
+      if (Op->isAssignmentOp() && IsRHS) {
+        const auto *Ref = llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
+        const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+        if (!VD)
+          return {UseKind::Needed, ""};
+        ValueUse Later = fromVar(VD, Depth);
+        if (K != OO_Equal && Later.Kind != UseKind::Needed)
+          return {UseKind::Accumulated, VD->getNameAsString()};
+        return Later;
+      }
+      if (K == OO_AmpAmp || K == OO_PipePipe || K == OO_Exclaim)
+        return {UseKind::Needed, ""};
+      if (K == OO_Call)
+        return {UseKind::Output, ""};
+    } else if (const auto *AS = llvm::dyn_cast<ArraySubscriptExpr>(S)) {
+      if (AS->getIdx() == Child)
+        return {UseKind::Needed, ""};
+    } else if (const auto *Call = llvm::dyn_cast<CallExpr>(S)) {
+      if (Call->getCallee() != Child)
+        return fromCall(Call, Child, Depth);
+    } else if (const auto *ME = llvm::dyn_cast<MemberExpr>(S)) {
+      // The value's own method: climb to the call.
+      auto Up = Ctx.getParents(*ME);
+      if (const auto *MC = Up.empty() ? nullptr : Up[0].get<CXXMemberCallExpr>())
+        return fromCall(MC, Child, Depth);
+      return {UseKind::Needed, ""};
+    } else if (const auto *UO = llvm::dyn_cast<UnaryOperator>(S)) {
+      if (UO->getOpcode() == UO_LNot)
+        return {UseKind::Needed, ""};
+      if (UO->getOpcode() == UO_AddrOf)
+        return {UseKind::Needed, ""};
+    } else if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(S);
+               CE && llvm::count_if(CE->arguments(), [](const Expr *A) {
+                       return !llvm::isa<CXXDefaultArgExpr>(A);
+                     }) > 1) {
+      return {UseKind::Needed, ""}; // builds a host object from several values
+    }
+    // Arithmetic, casts, comparisons, temporaries, braced lists: the value
+    // flows on.
+    Cur = P;
+  }
+  return {UseKind::Needed, ""};
+}
+
+bool SyncUses::isTrainingLoop() {
+  if (Training)
+    return *Training;
+  using namespace ast_matchers;
+  auto Step = cxxMemberCallExpr(
+      anyOf(callee(cxxMethodDecl(hasName("backward"), ofClass(matchers::tensorRecord()))),
+            callee(cxxMethodDecl(hasAnyName("step", "zero_grad")))))
+                  .bind("step");
+  Training = false;
+  for (const auto &M : match(findAll(Step), Loop, Ctx)) {
+    const auto *Call = M.getNodeAs<CXXMemberCallExpr>("step");
+    if (Call->getMethodDecl()->getName() != "backward" && !isOptimizerMethod(Call->getMethodDecl()))
+      continue;
+    std::optional<EnclosingLoop> L = findEnclosingLoop(*Call, Ctx);
+    if (L && L->Loop == &Loop) {
+      Training = true;
+      break;
+    }
+  }
+  return *Training;
+}
+
+} // namespace clang::tidy::devcopy

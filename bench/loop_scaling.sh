@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Analysis time against the size of a loop body, for every devcopy check
+# (issue 11: copy-in-loop was quadratic in the body's size).
+#
+#   bash bench/loop_scaling.sh [BUILD_DIR]     (default: build)
+#   SIZES="250 500 1000 2000 4000 8000" REPS=1 bash bench/loop_scaling.sh
+#
+# For each size N it generates one function whose loop body holds N
+# statements over a dozen tensors (arithmetic, in-place updates, calls,
+# branches), 5 copies of loop-invariant tensors and 5 host reads, against the
+# mock LibTorch headers (tests/analyzer/mock). Each check runs alone through
+# devcopy-tidy, side by side with a parse-only run of the same file; the CPU
+# time above the parse, divided by N, is printed in microseconds per
+# statement. Linear analysis keeps that figure flat as N grows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+tidy=$build/analyzer/devcopy-tidy
+[[ -x $tidy ]] || { echo "loop_scaling: $tidy not found; build target devcopy-tidy first" >&2; exit 1; }
+
+exec python3 - "$tidy" "${REPS:-1}" ${SIZES:-250 500 1000 2000 4000 8000} <<'PY'
+import os, resource, subprocess, sys, tempfile
+
+tidy, reps, sizes = sys.argv[1], int(sys.argv[2]), [int(s) for s in sys.argv[3:]]
+checks = ["discarded-copy", "redundant-chain", "repeated-module-move", "copy-in-loop",
+          "create-then-move", "host-sync-in-loop"]
+args = ["--", "-std=c++17", "-isystem", os.path.abspath("tests/analyzer/mock")]
+
+def source(n):
+    tensors = [f"t{k}" for k in range(12)]
+    body = []
+    for s in range(n):
+        a, b = tensors[s % 12], tensors[(s * 7 + 3) % 12]
+        kind = s % 6
+        if kind == 0:
+            body.append(f"    {a} = {a} + {b} * w;")
+        elif kind == 1:
+            body.append(f"    {a}.add_({b});")
+        elif kind == 2:
+            body.append(f"    consume({a}.relu() + mask0);")
+        elif kind == 3:
+            body.append(f"    if (i % 10 == {s % 10}) consume({b}.matmul({a}));")
+        elif kind == 4:
+            body.append(f"    auto v{s} = {a}.sum() * {b};")
+        else:
+            body.append(f"    update({a});")
+        if s % (n // 5) == n // 10:
+            k = s * 5 // n
+            body.append(f"    consume(mask{k}.to(device));")
+            body.append(f"    total += {a}.sum().item<double>();")
+    decls = "\n".join(f"  torch::Tensor {t} = torch::zeros({{8}});" for t in tensors)
+    masks = ", ".join(f"torch::Tensor mask{k}" for k in range(5))
+    return f"""#include <torch/torch.h>
+void consume(const torch::Tensor &t);
+void update(torch::Tensor &t);
+double train({masks}, torch::Tensor w, int steps) {{
+  torch::Device device(torch::kCUDA);
+{decls}
+  double total = 0;
+  for (int i = 0; i < steps; ++i) {{
+{chr(10).join(body)}
+  }}
+  return total;
+}}
+"""
+
+def cpu_seconds(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode not in (0, 1) or ": error:" in p.stdout:
+        sys.exit(f"loop_scaling: {' '.join(cmd)} failed:\n{(p.stdout + p.stderr)[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+configs = {"parse-only": "-*,objc-forbidden-subclassing"}
+configs.update({c: f"-*,devcopy-{c}" for c in checks})
+tmp = tempfile.mkdtemp(prefix="devcopy-scaling-")
+print(f"{'statements':>10} {'parse s':>8} " + " ".join(f"{c:>20}" for c in checks))
+print(f"{'':>10} {'':>8} " + " ".join(f"{'us/stmt above parse':>20}" for c in checks))
+for n in sizes:
+    path = os.path.join(tmp, f"loop_{n}.cpp")
+    with open(path, "w") as f:
+        f.write(source(n))
+    best = {}
+    for _ in range(reps):
+        for name, globs in configs.items():  # side by side: alternate per repetition
+            t = cpu_seconds([tidy, f"--checks={globs}", "--quiet", path] + args)
+            best[name] = min(best.get(name, t), t)
+    parse = best["parse-only"]
+    cells = [f"{max(0.0, best[c] - parse) / n * 1e6:20.1f}" for c in checks]
+    print(f"{n:>10} {parse:8.2f} " + " ".join(cells), flush=True)
+    os.unlink(path)
+os.rmdir(tmp)
+PY
