@@ -2,11 +2,16 @@
 # Builds the runtime probe against the CUDA LibTorch of the local Python
 # (torch 2.x + CUDA, e.g. the H200 machine) and runs every probe test, the
 # CUDA ones included (ctest label "cuda"), then the GPU benchmarks.
+# Among them: inspect_distributed() with two ranks on the one GPU
+# (probe.distributed_cuda; needs Gloo's headers in the LibTorch found), the
+# CPU multi-process tests and benchmark, and the one-process multi-GPU tests
+# (probe.multi_gpu_cuda: they skip, saying so, with fewer than two GPUs).
 #
 #   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
 #
 # Environment: PYTHON (the interpreter with torch, default python3), CXX
-# (default /opt/gcc/bin/g++ when present), CUDA_ARCH (default native).
+# (default /opt/gcc/bin/g++ when present), CUDA_ARCH (default native),
+# ONLY (a regex: run only the tests and benchmarks whose names match it).
 # Exit status: non-zero when the build or any test failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +34,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-native}" >"$build.configure.log" 2>&1 || {
   tail -40 "$build.configure.log"; echo "gpu-test: configure failed" >&2; exit 1; }
 grep -E "devcopy:" "$build.configure.log"
+echo "gpu-test: $(nvidia-smi -L 2>/dev/null | wc -l) GPU(s) visible"
 
 status=0
 # -k 0: one broken target must not hide the results of the others.
@@ -36,12 +42,14 @@ cmake --build "$build" -j"$(nproc)" -- -k 0 || status=1
 cmake --build "$build" -j"$(nproc)" --target devcopy_bench -- -k 0 || status=1
 
 # CPU tests in parallel; CUDA tests one at a time (they measure the device).
-ctest --test-dir "$build" -L probe -LE cuda --output-on-failure -j"$(nproc)" || status=1
-ctest --test-dir "$build" -L cuda --output-on-failure || status=1
+only=${ONLY:-.}
+ctest --test-dir "$build" -L probe -LE cuda -R "$only" --output-on-failure -j"$(nproc)" || status=1
+ctest --test-dir "$build" -L cuda -R "$only" --output-on-failure || status=1
 
 echo "== benchmarks =="
 for b in "$build"/bench/*; do
   [ -f "$b" ] && [ -x "$b" ] || continue
+  [[ "$(basename "$b")" =~ $only ]] || continue
   "$b" || status=1
 done
 echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"

@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 llvm-19-tools
+  libclang-rt-19-dev  # ASan, UBSan and libFuzzer for scripts/test.sh's sanitizer build
   libtorch-dev libgtest-dev
+  libgloo-dev  # Gloo headers: the probe's multi-process tests build a c10d ProcessGroupGloo
   libgrpc++-dev libabsl-dev neovim clangd-19  # devcopy-clangd: link, LSP test, latency bench
   libicu72  # Microsoft's SARIF validator (a self-contained .NET binary) needs ICU
   python3-yaml  # tests/cli/ci_recipe.py reads the CI workflow and the pre-commit hook

@@ -7,3 +7,13 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+# Sanitizers and fuzzing (README "Faults and hostile input"): a second, small
+# build with clang, ASan and UBSan, of the command's unit tests, the probe's
+# CPU tests and the libFuzzer targets (a few seconds of fuzzing per parser).
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-19 -DDEVCOPY_SANITIZE=ON -DDEVCOPY_CLANGD=OFF -DDEVCOPY_EXAMPLES=OFF
+cmake --build build-sanitize -j"$jobs" --target cli_unit_test cli_files_test probe_inspect_test \
+  probe_report_test fuzz_baseline fuzz_compile_db fuzz_config fuzz_options
+ctest --test-dir build-sanitize --output-on-failure -j"$jobs" \
+  -R '^(cli_unit|cli_files|probe[.](inspect|report)|fuzz[.].*)$'

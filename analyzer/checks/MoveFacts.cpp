@@ -155,23 +155,6 @@ llvm::Expected<FactsFile> readFile(llvm::StringRef Path) {
   return parse((*Buf)->getBuffer());
 }
 
-llvm::Error writeFile(llvm::StringRef Path, const FactsFile &F) {
-  // Written beside and renamed, so an editor never reads half a file.
-  std::string Tmp = (Path + ".tmp").str();
-  {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Tmp, EC);
-    if (EC)
-      return llvm::createStringError(EC, EC.message());
-    OS << toJSON(F) << "\n";
-    if (OS.has_error())
-      return llvm::createStringError(OS.error(), OS.error().message());
-  }
-  if (std::error_code EC = llvm::sys::fs::rename(Tmp, Path))
-    return llvm::createStringError(EC, EC.message());
-  return llvm::Error::success();
-}
-
 // ---- Join -------------------------------------------------------------------
 
 void Index::add(const UnitFacts &U) {

@@ -90,7 +90,6 @@ std::string toJSON(const FactsFile &F);
 /// Parses a facts file; the error is one line naming what is wrong.
 llvm::Expected<FactsFile> parse(llvm::StringRef Text);
 llvm::Expected<FactsFile> readFile(llvm::StringRef Path);
-llvm::Error writeFile(llvm::StringRef Path, const FactsFile &F);
 
 /// The earlier move a later one repeats, found in another unit.
 struct Hit {

@@ -1,8 +1,7 @@
 #include "Baseline.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "AtomicFile.h"
+#include "Input.h"
 #include "SourceText.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -15,16 +14,22 @@ namespace json = llvm::json;
 static constexpr int kVersion = 1;
 
 std::optional<Baseline> Baseline::read(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read baseline '" + path + "'; write one with --write-baseline " + path;
+  std::string why;
+  auto text = readInput(path, why);
+  if (!text) {
+    error = "cannot read baseline '" + path + "' (" + why + "); write one with --write-baseline " +
+            path;
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  auto parsed = json::parse(ss.str());
+  return parse(*text, path, error);
+}
+
+std::optional<Baseline> Baseline::parse(llvm::StringRef text, const std::string& path,
+                                        std::string& error) {
+  std::string invalid;
+  auto parsed = parseJson(text, invalid);
   if (!parsed) {
-    error = "baseline '" + path + "' is not valid JSON (" + llvm::toString(parsed.takeError()) +
+    error = "baseline '" + path + "' is not valid JSON (" + invalid +
             "); regenerate it with --write-baseline";
     return std::nullopt;
   }
@@ -62,13 +67,11 @@ bool Baseline::write(const std::string& path, const std::vector<Finding>& findin
   json::Value doc = json::Object{{"version", kVersion},
                                  {"tool", "devcopy"},
                                  {"entries", std::move(entries)}};
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec) {
-    error = "cannot write baseline '" + path + "': " + ec.message();
+  if (llvm::Error err = writeAtomically(
+          path, [&](llvm::raw_ostream& out) { out << llvm::formatv("{0:2}", doc) << "\n"; })) {
+    error = "baseline: " + llvm::toString(std::move(err));
     return false;
   }
-  out << llvm::formatv("{0:2}", doc) << "\n";
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Finding.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace devcopy::cli {
 
@@ -17,6 +18,10 @@ class Baseline {
   /// Reads a baseline written by writeBaseline. On failure returns nullopt
   /// and sets `error` to a one-line reason.
   static std::optional<Baseline> read(const std::string& path, std::string& error);
+  /// The same from `text` (what read() does once the file is read; `path`
+  /// names it in errors).
+  static std::optional<Baseline> parse(llvm::StringRef text, const std::string& path,
+                                       std::string& error);
   /// Writes `findings` (fingerprints assigned) to `path`; false and `error`
   /// on failure. File names are stored relative to `root`.
   static bool write(const std::string& path, const std::vector<Finding>& findings,

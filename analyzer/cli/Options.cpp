@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "Input.h"
+
 namespace devcopy::cli {
 
 const char* const kUsage = R"(usage: devcopy analyze [options] [PATH...]
@@ -39,7 +41,7 @@ static bool parseJobs(const std::string& text, unsigned& jobs) {
   return true;
 }
 
-Action parseOptions(int argc, const char* const* argv, Options& opts, std::string& error) {
+static Action parseArgs(int argc, const char* const* argv, Options& opts, std::string& error) {
   if (argc < 2) {
     error = "missing command; run 'devcopy analyze -p BUILD_DIR' (see devcopy --help)";
     return Action::Error;
@@ -111,6 +113,12 @@ Action parseOptions(int argc, const char* const* argv, Options& opts, std::strin
     return Action::Error;
   }
   return Action::Analyze;
+}
+
+Action parseOptions(int argc, const char* const* argv, Options& opts, std::string& error) {
+  Action action = parseArgs(argc, argv, opts, error);
+  if (action == Action::Error) error = oneLine(error);  // it quotes the arguments
+  return action;
 }
 
 }  // namespace devcopy::cli

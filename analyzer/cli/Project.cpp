@@ -4,8 +4,9 @@
 #include <fstream>
 #include <map>
 
+#include "Input.h"
+#include "Readers.h"
 #include "clang-tidy/ClangTidy.h"
-#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -17,16 +18,6 @@ namespace devcopy::cli {
 using clang::tidy::ClangTidyOptions;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
-
-static std::string absolute(const std::string& p, const std::string& cwd) {
-  llvm::SmallString<256> s(p);
-  if (!path::is_absolute(s)) {
-    s = cwd;
-    path::append(s, p);
-  }
-  path::remove_dots(s, /*remove_dot_dot=*/true);
-  return std::string(s);
-}
 
 static bool isUnder(const std::string& file, const std::string& dirOrFile) {
   return file == dirOrFile ||
@@ -48,9 +39,9 @@ static double estimateCost(const std::string& file) {
 
 bool selectUnits(const Options& opts, const std::string& cwd,
                  std::vector<TranslationUnit>& units, std::vector<ToolError>& errors) {
-  std::string dbPath = absolute(opts.buildDir, cwd);
+  std::string dbPath = absolutePath(opts.buildDir, cwd);
   if (fs::is_directory(dbPath) || !llvm::StringRef(dbPath).ends_with(".json"))
-    dbPath = absolute("compile_commands.json", dbPath);
+    dbPath = absolutePath("compile_commands.json", dbPath);
   if (!fs::exists(dbPath)) {
     errors.push_back({dbPath, "no compile database at '" + dbPath +
                                   "'; pass -p BUILD_DIR of a build configured with "
@@ -58,16 +49,24 @@ bool selectUnits(const Options& opts, const std::string& cwd,
     return false;
   }
   std::string why;
-  auto db = clang::tooling::JSONCompilationDatabase::loadFromFile(
-      dbPath, why, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!db) {
+  auto text = readInput(dbPath, why);
+  auto commands = text ? loadCompileDatabase(*text, dbPath, why) : std::nullopt;
+  if (!commands) {
     errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " + why +
                                   "; regenerate it with your build system"});
     return false;
   }
+  // One unit per file, in the database's order, with every command for it.
+  std::vector<std::string> files;
+  std::map<std::string, std::vector<clang::tooling::CompileCommand>> byFile;
+  for (clang::tooling::CompileCommand& c : *commands) {
+    auto& slot = byFile[c.Filename];
+    if (slot.empty()) files.push_back(c.Filename);
+    slot.push_back(std::move(c));
+  }
   std::vector<std::string> filters;
   for (const std::string& p : opts.paths) {
-    std::string abs = absolute(p, cwd);
+    std::string abs = absolutePath(p, cwd);
     if (!fs::exists(abs)) {
       errors.push_back({abs, "path '" + p + "' does not exist; name files or directories "
                              "holding sources of " + dbPath});
@@ -76,8 +75,7 @@ bool selectUnits(const Options& opts, const std::string& cwd,
     filters.push_back(abs);
   }
   std::vector<bool> used(filters.size(), false);
-  for (const std::string& file : db->getAllFiles()) {
-    std::string abs = absolute(file, cwd);
+  for (const std::string& abs : files) {
     bool wanted = filters.empty();
     for (std::size_t i = 0; i < filters.size(); ++i)
       if (isUnder(abs, filters[i])) wanted = used[i] = true;
@@ -87,16 +85,16 @@ bool selectUnits(const Options& opts, const std::string& cwd,
                                  " but does not exist; regenerate the compile database"});
       continue;
     }
-    auto commands = db->getCompileCommands(file);
+    auto& cmds = byFile[abs];
     // ClangTool aborts the process when a command's directory is missing.
-    auto gone = std::find_if(commands.begin(), commands.end(),
+    auto gone = std::find_if(cmds.begin(), cmds.end(),
                              [](const auto& c) { return !fs::is_directory(c.Directory); });
-    if (gone != commands.end()) {
+    if (gone != cmds.end()) {
       errors.push_back({abs, "the compile command of '" + abs + "' runs in '" + gone->Directory +
                                  "', which does not exist; regenerate " + dbPath});
       continue;
     }
-    units.push_back({abs, std::move(commands), estimateCost(abs)});
+    units.push_back({abs, std::move(cmds), estimateCost(abs)});
   }
   for (std::size_t i = 0; i < filters.size(); ++i) {
     if (used[i]) continue;
@@ -115,26 +113,15 @@ bool selectUnits(const Options& opts, const std::string& cwd,
   return !units.empty() || (opts.skipUnlisted && errors.empty());
 }
 
-/// Parses a clang-tidy YAML configuration; on failure a one-line reason.
+/// Reads and parses a clang-tidy YAML configuration file.
 static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
-  auto buffer = llvm::MemoryBuffer::getFile(file);
-  if (!buffer) {
-    error = "cannot read configuration '" + file + "': " + buffer.getError().message();
+  std::string why;
+  auto text = readInput(file, why);
+  if (!text) {
+    error = "cannot read configuration '" + file + "': " + why;
     return std::nullopt;
   }
-  std::string diag;
-  auto parsed = clang::tidy::parseConfigurationWithDiags(
-      (*buffer)->getMemBufferRef(), [&](const llvm::SMDiagnostic& d) {
-        if (diag.empty() && d.getKind() == llvm::SourceMgr::DK_Error)
-          diag = std::to_string(d.getLineNo()) + ":" + std::to_string(d.getColumnNo() + 1) +
-                 ": " + d.getMessage().str();
-      });
-  if (!parsed) {
-    error = "invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
-            " (" + parsed.getError().message() + "); fix the YAML or remove the file";
-    return std::nullopt;
-  }
-  return *parsed;
+  return parseConfigText(*text, file, error);
 }
 
 bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors) {
@@ -168,7 +155,7 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
           if (!known->second) break;
           continue;
         }
-        std::string file = absolute(".clang-tidy", dir);
+        std::string file = absolutePath(".clang-tidy", dir);
         bool inherit = true;
         if (fs::exists(file)) {
           std::string error;

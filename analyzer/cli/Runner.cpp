@@ -168,12 +168,23 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
   TidyActionFactory factory(context, fs);
   // A crash in a check or in clang loses this unit, not the whole run.
   llvm::CrashRecoveryContext recovery;
-  if (!recovery.RunSafely([&] { tool.run(&factory); })) {
+  int status = 0;
+  if (!recovery.RunSafely([&] { status = tool.run(&factory); })) {
     crashed = true;
     return {};
   }
   std::vector<Finding> out;
   for (const ClangTidyError& e : consumer.take()) out.push_back(convert(e, unit.file));
+  // A failed run that left no compile error would otherwise read as clean.
+  if (status != 0 && std::none_of(out.begin(), out.end(), [](const Finding& f) {
+        return f.rule == "clang-diagnostic-error";
+      })) {
+    Finding f;
+    f.rule = "clang-diagnostic-error";
+    f.where.file = unit.file;
+    f.message = "clang could not run the file's compile command";
+    out.push_back(std::move(f));
+  }
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "llvm/Support/FileSystem.h"
+
 namespace devcopy::cli {
 
 const SourceText::File& SourceText::get(const std::string& path) {
@@ -52,6 +54,13 @@ unsigned SourceText::utf16Column(const std::string& file, unsigned lineNo, unsig
   // Bytes past the line's end (a fix-it at the line break) count one each.
   if (byteColumn > text.size() + 1) units += byteColumn - unsigned(text.size()) - 1;
   return units + 1;
+}
+
+const std::string& SourceText::identity(const std::string& path) {
+  auto [it, inserted] = identities_.try_emplace(path, path);
+  llvm::SmallString<256> real;
+  if (inserted && !llvm::sys::fs::real_path(path, real)) it->second = std::string(real);
+  return it->second;
 }
 
 std::string relativeTo(const std::string& path, const std::string& root) {

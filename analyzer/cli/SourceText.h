@@ -19,6 +19,9 @@ class SourceText {
   std::string line(const std::string& file, unsigned line);
   /// SARIF counts columns in UTF-16 code units; clang counts bytes.
   unsigned utf16Column(const std::string& file, unsigned line, unsigned byteColumn);
+  /// One name per file however it is reached (symlinks, `..`): its real path,
+  /// or `path` itself when it cannot be resolved.
+  const std::string& identity(const std::string& path);
 
  private:
   struct File {
@@ -28,6 +31,7 @@ class SourceText {
   };
   const File& get(const std::string& path);
   std::map<std::string, File> files_;
+  std::map<std::string, std::string> identities_;
 };
 
 /// `path` relative to `root` when it lies below it, else `path` unchanged.

@@ -4,23 +4,29 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
 #include <tuple>
 
+#include "AtomicFile.h"
 #include "Baseline.h"
 #include "CrossUnit.h"
 #include "Fingerprint.h"
 #include "Fixes.h"
+#include "Input.h"
 #include "Options.h"
 #include "Output.h"
 #include "Project.h"
 #include "Runner.h"
 #include "Sarif.h"
 #include "SourceText.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace devcopy::cli;
@@ -30,7 +36,7 @@ namespace {
 constexpr const char* kCompileError = "clang-diagnostic-error";
 
 int fail(const std::vector<ToolError>& errors) {
-  for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << e.message << "\n";
+  for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << oneLine(e.message) << "\n";
   return 2;
 }
 
@@ -62,8 +68,14 @@ void splitCompileErrors(std::vector<Finding>& findings, std::vector<ToolError>& 
                         const std::string& cwd) {
   std::map<std::string, std::pair<const Finding*, unsigned>> firstByFile;
   std::vector<Finding> kept;
+  // clang's "too many errors emitted" is no error of the file: quote the first real one.
+  auto isLimit = [](const Finding& f) {
+    return llvm::StringRef(f.message).starts_with("too many errors emitted");
+  };
+  bool real = false;
+  for (const Finding& f : findings) real = real || (f.rule == kCompileError && !isLimit(f));
   for (const Finding& f : findings)
-    if (f.rule == kCompileError) {
+    if (f.rule == kCompileError && !(real && isLimit(f))) {
       auto& slot = firstByFile[f.where.file];
       if (!slot.first) slot.first = &f;
       ++slot.second;
@@ -81,12 +93,13 @@ void splitCompileErrors(std::vector<Finding>& findings, std::vector<ToolError>& 
   findings = std::move(kept);
 }
 
-/// A header's finding reaches us once per unit that includes it.
-void dedupe(std::vector<Finding>& findings) {
+/// A header's finding reaches us once per unit that includes it, by as many
+/// paths as the units name it (a symlinked include folder).
+void dedupe(std::vector<Finding>& findings, SourceText& sources) {
   std::set<std::tuple<std::string, std::string, unsigned, std::string>> seen;
   std::vector<Finding> unique;
   for (Finding& f : findings)
-    if (seen.insert({f.rule, f.where.file, f.where.offset, f.message}).second)
+    if (seen.insert({f.rule, sources.identity(f.where.file), f.where.offset, f.message}).second)
       unique.push_back(std::move(f));
   findings = std::move(unique);
 }
@@ -94,6 +107,12 @@ void dedupe(std::vector<Finding>& findings) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // LLVM's fatal errors ("IO failure", out of memory) are errors too: exit 2.
+  llvm::install_fatal_error_handler([](void*, const char* reason, bool) {
+    llvm::sys::RunInterruptHandlers();  // removes unfinished temporary files
+    std::fprintf(stderr, "devcopy: error: %s\n", reason);
+    std::_Exit(2);
+  });
   Options opts;
   std::string usageError;
   switch (parseOptions(argc, argv, opts, usageError)) {
@@ -128,15 +147,12 @@ int main(int argc, char** argv) {
     if (!baseline) return fail({{opts.baseline, error}});
   }
 
-  // Likewise an output file that cannot be written.
-  std::unique_ptr<llvm::raw_fd_ostream> file;
-  if (!opts.output.empty()) {
-    std::error_code ec;
-    file = std::make_unique<llvm::raw_fd_ostream>(opts.output, ec);
-    if (ec)
-      return fail({{opts.output, "cannot write output '" + opts.output + "': " + ec.message() +
-                                     "; choose a writable path"}});
-  }
+  // Likewise an output file that cannot be written. The previous report
+  // stays until the new one is complete (AtomicFile).
+  auto report = AtomicFile::create(opts.output.empty() ? "-" : opts.output);
+  if (!report)
+    return fail({{opts.output, "output: " + llvm::toString(report.takeError()) +
+                                   "; choose a writable path"}});
 
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   bool progress = opts.progress && isatty(STDERR_FILENO);
@@ -164,19 +180,22 @@ int main(int argc, char** argv) {
     std::sort(all.Units.begin(), all.Units.end(),
               [](const auto& a, const auto& b) { return a.File < b.File; });
     for (Finding& f : joinFacts(all, sources)) results.findings.push_back(std::move(f));
-    if (llvm::Error e = facts::writeFile(factsPath, all))
+    if (llvm::Error e = writeAtomically(
+            factsPath, [&](llvm::raw_ostream& os) { os << facts::toJSON(all) << "\n"; }))
       results.errors.push_back({factsPath, "cannot write facts file '" + factsPath + "': " +
                                                llvm::toString(std::move(e)) +
                                                "; choose a writable path with --facts, or --no-facts"});
   }
   locateAll(results.findings, sources);
   splitCompileErrors(results.findings, results.errors, cwd);
-  dedupe(results.findings);
+  dedupe(results.findings, sources);
   assignFingerprints(results.findings, sources, root);
 
   if (opts.fix) {
-    unsigned fixed = applyFixes(results.findings, results.errors);
-    llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
+    std::size_t before = results.errors.size();
+    unsigned fixed = applyFixes(results.findings, sources, results.errors);
+    if (results.errors.size() == before)
+      llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
   }
   if (!opts.writeBaseline.empty()) {
     std::string error;
@@ -188,14 +207,15 @@ int main(int argc, char** argv) {
   }
   if (baseline) results.baselined = baseline->removeKnown(results.findings);
 
-  llvm::raw_ostream& out = file ? static_cast<llvm::raw_ostream&>(*file) : llvm::outs();
+  llvm::raw_ostream& out = report->os();
   if (opts.format == "sarif")
     writeSarif(out, results, sources, root);
   else if (opts.format == "json")
     writeJson(out, results, root);
   else
     writeText(out, results, cwd);
-  out.flush();
+  if (llvm::Error err = report->commit())
+    results.errors.push_back({opts.output, "output: " + llvm::toString(std::move(err))});
 
   llvm::errs() << "devcopy: " << results.findings.size()
                << (baseline ? " new" : "") << " finding(s) in " << results.analyzed

@@ -67,6 +67,20 @@ std::vector<std::string> cuda_block_context(const Block& block) {
 bool cuda_compiled() { return true; }
 int cuda_device_count() { return static_cast<int>(c10::cuda::device_count()); }
 
+std::string cuda_device_uuid(int device) {
+  cudaDeviceProp prop;
+  C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  static const char* const digits = "0123456789abcdef";
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    const auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
 std::vector<Print> fingerprint_cuda(int device, const std::vector<Span>& spans) {
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream();

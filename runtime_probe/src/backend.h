@@ -59,6 +59,10 @@ AllocatorState cuda_allocator_state(int device, bool with_blocks);
 std::vector<std::string> cuda_block_context(const Block& block);
 /// CUDA devices, 0 without CUDA.
 int cuda_device_count();
+/// The GPU's UUID as nvidia-smi prints it ("GPU-1a2b..."): the same physical
+/// GPU has the same UUID in every process, whatever CUDA_VISIBLE_DEVICES
+/// numbers it. Empty without CUDA.
+std::string cuda_device_uuid(int device);
 /// Driver free memory plus reserved-but-unused; -1 without CUDA.
 std::int64_t cuda_available_memory(int device);
 

@@ -2,6 +2,7 @@
 
 #include <torch/optim.h>
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 
@@ -9,15 +10,26 @@ namespace devcopy::detail {
 
 std::string device_name(const c10::Device& device) { return device.str(); }
 
+const char* category_name(Category c) {
+  switch (c) {
+    case Category::parameter: return "parameters";
+    case Category::buffer: return "buffers";
+    case Category::root: return "roots";
+    case Category::gradient: return "gradients";
+    case Category::optimizer_state: return "optimizer state";
+  }
+  return "?";
+}
+
 namespace {
 
 enum class Role { compared, reachable };
 
 class Collector {
  public:
-  void add(const std::string& name, const at::Tensor& t, Role role) {
+  void add(const std::string& name, const at::Tensor& t, Role role, Category cat) {
     try {
-      add_checked(name, t, role);
+      add_checked(name, t, role, cat);
     } catch (const std::exception& e) {
       // LibTorch throws c10::Error with a multi-line backtrace: keep line one.
       std::string what = e.what();
@@ -27,12 +39,12 @@ class Collector {
 
   void add_module(const std::string& prefix, const torch::nn::Module& m, bool grads) {
     for (const auto& item : m.named_parameters(/*recurse=*/true)) {
-      add(prefix + item.key(), item.value(), Role::compared);
+      add(prefix + item.key(), item.value(), Role::compared, Category::parameter);
       if (grads && item.value().defined() && item.value().grad().defined())
-        add(prefix + item.key() + ".grad", item.value().grad(), Role::reachable);
+        add(prefix + item.key() + ".grad", item.value().grad(), Role::reachable, Category::gradient);
     }
     for (const auto& item : m.named_buffers(/*recurse=*/true))
-      add(prefix + item.key(), item.value(), Role::compared);
+      add(prefix + item.key(), item.value(), Role::compared, Category::buffer);
   }
 
   Collected take() { return std::move(out_); }
@@ -40,7 +52,7 @@ class Collector {
  private:
   void skip(const std::string& name, std::string why) { out_.skipped.push_back({name, std::move(why)}); }
 
-  void add_checked(const std::string& name, const at::Tensor& t, Role role) {
+  void add_checked(const std::string& name, const at::Tensor& t, Role role, Category cat) {
     if (!t.defined()) return skip(name, "undefined tensor");
     if (t.is_meta()) return skip(name, "meta tensor: it holds no data");
     if (t.layout() != c10::kStrided) {
@@ -68,9 +80,11 @@ class Collector {
       s.span = {static_cast<const unsigned char*>(data), nbytes,
                 static_cast<std::uint32_t>(t.element_size())};
       s.dtype = t.scalar_type();
+      s.category = cat;
       out_.storages.push_back(std::move(s));
     }
     Storage& s = out_.storages[it->second];
+    s.category = std::min(s.category, cat);
     if (role == Role::compared && !t.is_quantized()) {
       s.names.push_back(name);
       // A storage read as two dtypes has no single element type to compare.
@@ -96,7 +110,7 @@ void add_optimizer(Collector& c, const std::string& prefix, const torch::optim::
     std::size_t p = 0;
     for (const auto& param : group.params())
       c.add(prefix + "param_groups." + std::to_string(g) + "." + std::to_string(p++), param,
-            Role::reachable);
+            Role::reachable, Category::parameter);
     ++g;
   }
   std::size_t i = 0;
@@ -106,7 +120,7 @@ void add_optimizer(Collector& c, const std::string& prefix, const torch::optim::
     // Undefined optional state (max_exp_avg_sq without amsgrad) is normal,
     // not worth a "skipped" line.
     auto add = [&](const char* field, const at::Tensor& t) {
-      if (t.defined()) c.add(at + field, t, Role::reachable);
+      if (t.defined()) c.add(at + field, t, Role::reachable, Category::optimizer_state);
     };
     if (auto* a = dynamic_cast<const AdamParamState*>(s)) {
       add("exp_avg", a->exp_avg());
@@ -128,6 +142,45 @@ void add_optimizer(Collector& c, const std::string& prefix, const torch::optim::
   }
 }
 
+// Two StorageImpls over the same memory (at::from_blob over a parameter's
+// data, a tensor wrapping another's pointer) are one storage with two names:
+// shared, never a copy. Overlapping spans on a device merge into the first.
+void merge_aliases(Collected& c) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < c.storages.size(); ++i)
+    if (c.storages[i].span.data != nullptr && c.storages[i].span.nbytes > 0) order.push_back(i);
+  auto begin = [&](std::size_t i) { return c.storages[i].span.data; };
+  auto end = [&](std::size_t i) { return c.storages[i].span.data + c.storages[i].span.nbytes; };
+  auto dev = [&](std::size_t i) { return c.storages[i].device.str(); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::make_pair(dev(a), begin(a)) < std::make_pair(dev(b), begin(b));
+  });
+  std::vector<bool> gone(c.storages.size(), false);
+  for (std::size_t k = 0; k < order.size();) {
+    std::size_t head = order[k];
+    const unsigned char* reach = end(head);
+    for (++k; k < order.size() && dev(order[k]) == dev(head) && begin(order[k]) < reach; ++k) {
+      Storage& into = c.storages[head];
+      Storage& from = c.storages[order[k]];
+      reach = std::max(reach, end(order[k]));
+      // The larger span stands for both; other dtypes or spans cannot be compared.
+      bool same = from.span.nbytes == into.span.nbytes && from.dtype == into.dtype;
+      if (from.span.nbytes > into.span.nbytes) {
+        into.span = from.span;
+        into.dtype = from.dtype;
+      }
+      into.comparable = same && into.comparable && from.comparable;
+      into.names.insert(into.names.end(), from.names.begin(), from.names.end());
+      into.others.insert(into.others.end(), from.others.begin(), from.others.end());
+      gone[order[k]] = true;
+    }
+  }
+  std::vector<Storage> kept;
+  for (std::size_t i = 0; i < c.storages.size(); ++i)
+    if (!gone[i]) kept.push_back(std::move(c.storages[i]));
+  c.storages = std::move(kept);
+}
+
 }  // namespace
 
 Collected collect(const torch::nn::Module& module, const InspectOptions& options) {
@@ -135,10 +188,12 @@ Collected collect(const torch::nn::Module& module, const InspectOptions& options
   c.add_module("", module, options.gradients);
   for (const auto& [name, m] : options.modules)
     if (m != nullptr) c.add_module(name + ".", *m, options.gradients);
-  for (const auto& [name, t] : options.tensors) c.add(name, t, Role::compared);
+  for (const auto& [name, t] : options.tensors) c.add(name, t, Role::compared, Category::root);
   for (const auto& [name, opt] : options.optimizers)
     if (opt != nullptr) add_optimizer(c, name + ".", *opt);
-  return c.take();
+  Collected out = c.take();
+  merge_aliases(out);
+  return out;
 }
 
 }  // namespace devcopy::detail

@@ -11,6 +11,11 @@
 
 namespace devcopy::detail {
 
+/// What a storage is to the model, strongest first: a storage reached both as
+/// a parameter and through an optimizer's param_groups is a parameter.
+enum class Category : std::uint8_t { parameter, buffer, root, gradient, optimizer_state };
+const char* category_name(Category c);
+
 /// One distinct storage, with every name that reaches it.
 struct Storage {
   const void* key = nullptr;  // the StorageImpl: identity, never dereferenced later
@@ -20,6 +25,7 @@ struct Storage {
   std::vector<std::string> names;  // names that take part in duplicate detection
   std::vector<std::string> others; // gradients, optimizer state: reachable only
   bool comparable = false;         // may be reported as a duplicate
+  Category category = Category::root;
 };
 
 struct Collected {

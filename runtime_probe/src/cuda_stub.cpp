@@ -17,6 +17,7 @@ bool equal_cuda(const Span&, int, const Span&, int) {
 AllocatorState cuda_allocator_state(int, bool) { return {}; }
 std::vector<std::string> cuda_block_context(const Block&) { return {}; }
 int cuda_device_count() { return 0; }
+std::string cuda_device_uuid(int) { return {}; }
 std::int64_t cuda_available_memory(int) { return -1; }
 
 }  // namespace devcopy::detail

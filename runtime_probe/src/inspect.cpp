@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "collect.h"
+#include "local.h"
 
 namespace devcopy {
 namespace {
@@ -27,16 +28,18 @@ bool same_bytes(const Storage& a, const Storage& b) {
   return detail::equal_cuda(a.span, device_slot(a.device), b.span, device_slot(b.device));
 }
 
-// Fingerprints only the storages that have a partner of the same size and
+}  // namespace
+
+// Without `all`, only the storages that have a partner of the same size and
 // dtype: a storage with no such partner cannot be a copy.
-std::vector<detail::Print> fingerprints(const std::vector<Storage>& st) {
+std::vector<detail::Print> detail::fingerprints(const std::vector<Storage>& st, bool all) {
   std::map<std::pair<std::int64_t, int>, int> size_count;
   for (const Storage& s : st)
     if (s.comparable && s.span.nbytes > 0) ++size_count[{s.span.nbytes, int(s.dtype)}];
   std::map<int, std::vector<std::size_t>> by_device;  // slot -> storages
   for (std::size_t i = 0; i < st.size(); ++i)
-    if (st[i].comparable && st[i].span.nbytes > 0 &&
-        size_count[{st[i].span.nbytes, int(st[i].dtype)}] > 1)
+    if (st[i].span.nbytes > 0 &&
+        (all || (st[i].comparable && size_count[{st[i].span.nbytes, int(st[i].dtype)}] > 1)))
       by_device[device_slot(st[i].device)].push_back(i);
   std::vector<detail::Print> prints(st.size());
   for (const auto& [slot, idx] : by_device) {
@@ -51,8 +54,10 @@ std::vector<detail::Print> fingerprints(const std::vector<Storage>& st) {
   return prints;
 }
 
-void find_duplicates(const std::vector<Storage>& st, Report& report) {
-  const std::vector<detail::Print> prints = fingerprints(st);
+namespace {
+
+void find_duplicates(const std::vector<Storage>& st, const std::vector<detail::Print>& prints,
+                     Report& report) {
   std::map<std::tuple<std::int64_t, int, std::uint64_t>, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < st.size(); ++i)
     if (st[i].comparable && st[i].span.nbytes > 0 && prints[i].known && !prints[i].constant)
@@ -78,11 +83,16 @@ void find_duplicates(const std::vector<Storage>& st, Report& report) {
       f.bytes = first.span.nbytes * static_cast<std::int64_t>(cls.size() - 1);
       std::set<std::string> seen;
       std::string places;
-      for (std::size_t i : cls) {
-        if (seen.insert(st[i].device.str()).second) f.devices.push_back(st[i].device.str());
-        f.tensors.insert(f.tensors.end(), st[i].names.begin(), st[i].names.end());
-        if (i != cls.front()) places += (places.empty() ? "" : ", ") + where(st[i]);
+      // The message names a few copies; `tensors` (and the JSON) keep them all.
+      constexpr std::size_t kNamed = 5;
+      for (std::size_t k = 0; k < cls.size(); ++k) {
+        const Storage& s = st[cls[k]];
+        if (seen.insert(s.device.str()).second) f.devices.push_back(s.device.str());
+        f.tensors.insert(f.tensors.end(), s.names.begin(), s.names.end());
+        if (k > 0 && k <= kNamed) places += (places.empty() ? "" : ", ") + where(s);
       }
+      if (cls.size() - 1 > kNamed)
+        places += " and " + std::to_string(cls.size() - 1 - kNamed) + " more";
       std::ostringstream msg;
       msg << "the " << format_bytes(first.span.nbytes) << " of " << c10::toString(first.dtype)
           << " in " << where(first) << " are copied to " << places << ": "
@@ -198,14 +208,20 @@ void memory(const std::vector<Storage>& st, const InspectOptions& o, Report& rep
 
 }  // namespace
 
-Report inspect(const torch::nn::Module& module, const InspectOptions& options) {
-  detail::Collected c = detail::collect(module, options);
+Report detail::inspect_collected(Collected c, const std::vector<Print>& prints,
+                                 const InspectOptions& options) {
   Report report;
-  find_duplicates(c.storages, report);
+  find_duplicates(c.storages, prints, report);
   list_shared(c.storages, report);
   memory(c.storages, options, report);
   for (Skipped& s : c.skipped) report.add(std::move(s));
   return report;
+}
+
+Report inspect(const torch::nn::Module& module, const InspectOptions& options) {
+  detail::Collected c = detail::collect(module, options);
+  std::vector<detail::Print> prints = detail::fingerprints(c.storages, /*all=*/false);
+  return detail::inspect_collected(std::move(c), prints, options);
 }
 
 Report check(const torch::nn::Module& module, const InspectOptions& options) {

@@ -2,7 +2,9 @@
 // (tools and CI read them): add keys, never rename them.
 #include "devcopy/report.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -27,7 +29,27 @@ void Report::merge(const Report& other) {
   devices_.insert(devices_.end(), other.devices_.begin(), other.devices_.end());
   copies_.insert(copies_.end(), other.copies_.begin(), other.copies_.end());
   skipped_.insert(skipped_.end(), other.skipped_.begin(), other.skipped_.end());
+  ranks_.insert(ranks_.end(), other.ranks_.begin(), other.ranks_.end());
+  replicated_.insert(replicated_.end(), other.replicated_.begin(), other.replicated_.end());
   host_syncs_ += other.host_syncs_;
+}
+
+namespace {
+
+std::map<int, std::int64_t> reachable_per_rank(const std::vector<RankMemory>& ranks) {
+  std::map<int, std::int64_t> total;
+  for (const RankMemory& m : ranks) total[m.rank] += m.reachable_bytes;
+  return total;
+}
+
+}  // namespace
+
+double Report::rank_skew() const {
+  const auto total = reachable_per_rank(ranks_);
+  if (total.empty()) return 0;
+  auto [lo, hi] = std::minmax_element(total.begin(), total.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  return lo->second > 0 ? static_cast<double>(hi->second) / static_cast<double>(lo->second) : 0;
 }
 
 std::string format_bytes(std::int64_t bytes) {
@@ -115,8 +137,11 @@ void put_array(Object& obj, const char* k, const std::vector<T>& items, F&& each
 
 void print_list(std::ostream& os, const char* label, const std::vector<std::string>& v) {
   if (v.empty()) return;
+  // For people: a long list is cut (to_json keeps every name).
+  constexpr size_t kShown = 20;
   os << "    " << label << ": ";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  for (size_t i = 0; i < v.size() && i < kShown; ++i) os << (i ? ", " : "") << v[i];
+  if (v.size() > kShown) os << " and " << v.size() - kShown << " more";
   os << '\n';
 }
 
@@ -165,6 +190,30 @@ std::string Report::to_json() const {
       obj.str("tensor", s.tensor);
       obj.str("reason", s.reason);
     });
+    // Keys of inspect_distributed() reports only: single-process JSON stays as it was.
+    if (!ranks_.empty()) {
+      put_array(root, "ranks", ranks_, [](std::ostream& o, const RankMemory& m) {
+        Object obj(o);
+        obj.num("rank", m.rank);
+        obj.str("host", m.host);
+        obj.str("device", m.device);
+        obj.num("reachable_bytes", m.reachable_bytes);
+        obj.num("allocated_bytes", m.allocated_bytes);
+        obj.num("reserved_bytes", m.reserved_bytes);
+      });
+      put_array(root, "replicated", replicated_, [](std::ostream& o, const Replicated& r) {
+        Object obj(o);
+        obj.str("category", r.category);
+        obj.num("ranks", r.ranks);
+        obj.num("bytes_per_rank", r.bytes_per_rank);
+        obj.num("storages", r.storages);
+        obj.key("expected") << (r.expected ? "true" : "false");
+        obj.strs("tensors", r.tensors);
+      });
+      char skew[32];
+      std::snprintf(skew, sizeof skew, "%.4f", rank_skew());
+      root.key("rank_skew") << skew;
+    }
     root.num("host_syncs", host_syncs_);
     root.num("wasted_bytes", wasted_bytes());
   }
@@ -198,6 +247,30 @@ std::ostream& operator<<(std::ostream& os, const Report& r) {
          << format_bytes(d.reserved_unused_bytes) << " unused, largest free block "
          << format_bytes(d.largest_free_block) << ")";
     os << '\n';
+  }
+  for (const Replicated& x : r.replicated())
+    if (x.expected)
+      os << "devcopy: info: " << x.category << " replicated on all " << x.ranks << " ranks, "
+         << format_bytes(x.bytes_per_rank) << " per rank in " << x.storages
+         << " storages (expected under data parallelism)\n";
+  for (const RankMemory& m : r.ranks()) {
+    os << "devcopy: rank " << m.rank << " (" << m.host << ") memory on " << m.device << ": "
+       << format_bytes(m.reachable_bytes) << " reachable";
+    if (m.allocated_bytes >= 0)
+      os << ", " << format_bytes(m.allocated_bytes) << " allocated, "
+         << format_bytes(m.reserved_bytes) << " reserved";
+    os << '\n';
+  }
+  if (!r.ranks().empty()) {
+    const auto total = reachable_per_rank(r.ranks());
+    auto [lo, hi] = std::minmax_element(total.begin(), total.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    char skew[32];
+    std::snprintf(skew, sizeof skew, "%.2fx", r.rank_skew());
+    os << "devcopy: rank memory skew " << (lo->second > 0 ? skew : "unbounded") << ": rank "
+       << hi->first << " holds " << format_bytes(hi->second) << " reachable, rank " << lo->first
+       << " " << format_bytes(lo->second) << '\n';
   }
   for (const CopyRoute& c : r.copies())
     os << "devcopy: copies " << c.src_device << " -> " << c.dst_device << " (" << c.dtype

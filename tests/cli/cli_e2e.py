@@ -300,6 +300,187 @@ def case_errors(args):
     check("[devcopy-create-then-move]" in out, "the remaining unit is still analyzed")
 
 
+def only_error_line(result, *needles):
+    """expect_error, and nothing else on stderr: no parser noise, no crash text."""
+    line = expect_error(result, *needles)
+    err = result[2]
+    check(err.strip() == line, f"stderr holds more than the error:\n{err}")
+    return line
+
+
+FIXED_TRAIN = ("prev = prev.to(torch::kCPU, true);",
+               "torch::ones({4}, torch::TensorOptions().device(dev))")
+
+
+def case_fix_paths(args):
+    """A file the compile database reaches by two paths is fixed once."""
+    p = Project(args)
+    os.symlink("src", p.path("alias"))
+    commands = [{"directory": p.dir, "file": f"{d}/train.cpp",
+                 "arguments": ["clang++", "-std=c++17", f"-I{args.mock}", "-c", f"{d}/train.cpp"]}
+                for d in ("src", "alias")]
+    p.write("compile_commands.json", json.dumps(commands))
+    rc, out, err = p.analyze("--fix")
+    check(rc == 1, f"the loop copy stays: exit 1, got {rc}:\n{err}")
+    src = p.read("src/train.cpp")
+    for fixed in FIXED_TRAIN:
+        check(src.count(fixed) == 1, f"fix applied {src.count(fixed)} times:\n{src}")
+    check(out.count("[devcopy-copy-in-loop]") == 1, f"one finding per file, not per path:\n{out}")
+    check(os.path.islink(p.path("alias")), "the symlink was replaced")
+    # A header reached through -Iinc and -Ilink (a symlink to inc).
+    p.write("inc/off.h", "#include <torch/torch.h>\n"
+            "inline void off(torch::Tensor p) {\n  p.to(torch::kCPU, true);\n}\n")
+    os.symlink("inc", p.path("link"))
+    p.write("src/a.cpp", '#include "off.h"\n')
+    p.write("src/b.cpp", '#include "off.h"\n')
+    commands = [{"directory": p.dir, "file": f"src/{u}.cpp",
+                 "arguments": ["clang++", "-std=c++17", f"-I{args.mock}", f"-I{inc}", "-c", f"src/{u}.cpp"]}
+                for u, inc in (("a", "inc"), ("b", "link"))]
+    p.write("compile_commands.json", json.dumps(commands))
+    rc, out, err = p.analyze("--fix")
+    check(rc == 0, f"all fixed: exit 0, got {rc}:\n{out}{err}")
+    check("applied fixes for 1 finding(s)" in err, err)
+    check("  p = p.to(torch::kCPU, true);\n" in p.read("inc/off.h"), p.read("inc/off.h"))
+
+
+def case_fix_readonly(args):
+    """A file that cannot be written: exit 2, its findings reported, no file changed."""
+    p = Project(args)
+    p.write("inc/off.h", "#include <torch/torch.h>\n"
+            "inline void off(torch::Tensor p) {\n  p.to(torch::kCPU, true);\n}\n")
+    p.write("src/train.cpp", '#include "../inc/off.h"\n' + p.read("src/train.cpp"))
+    before = {n: p.read(n) for n in ("src/train.cpp", "inc/off.h")}
+    os.chmod(p.path("inc/off.h"), 0o444)
+    rc, out, err = p.analyze("--fix", "--format", "json")
+    expect_error((rc, out, err), "inc/off.h", "read-only")
+    doc = json.loads(out)
+    check(len(doc["findings"]) == 4 and doc["summary"]["errors"] == 1,
+          f"fixable findings dropped from the report: {out}")
+    check("applied fixes" not in err, err)
+    for name, text in before.items():
+        check(p.read(name) == text, f"{name} changed although the run failed")
+    check(sorted(os.listdir(p.path("inc"))) == ["off.h"], "a temporary file was left")
+
+
+def slow_unit(p, args, seconds_of_work=400_000_000):
+    """A unit whose analysis takes seconds (constant evaluation), for interrupting."""
+    p.write("src/slow.cpp", "constexpr long spin(long n) { long s = 0; for (long i = 0; i < n; ++i)"
+            " s += i % 7; return s; }\n"
+            f"static_assert(spin({seconds_of_work}) > 0);\n")
+    commands = json.loads(p.read("compile_commands.json"))
+    commands.append({"directory": p.dir, "file": "src/slow.cpp",
+                     "arguments": ["clang++", "-std=c++17", "-fconstexpr-steps=2147483647",
+                                   "-c", "src/slow.cpp"]})
+    p.write("compile_commands.json", json.dumps(commands))
+
+
+def case_atomic_output(args):
+    """--output and --write-baseline replace the previous file only when complete."""
+    import signal
+    import time
+    p = Project(args)
+    for name in ("report.json", "baseline.json"):
+        p.write(name, "previous " + name)
+    slow_unit(p, args)
+    for flag, name in (("--output", "report.json"), ("--write-baseline", "baseline.json")):
+        proc = subprocess.Popen([args.devcopy, "analyze", "--no-progress", "--jobs", "1",
+                                 "--format", "json", flag, name], cwd=p.dir,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        check(proc.poll() is None, "the slow unit finished too soon to interrupt")
+        check(p.read(name) == "previous " + name, f"{name} truncated before the analysis")
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        proc.communicate(timeout=60)
+        check(proc.returncode != 0, "an interrupted run exited 0")
+        check(p.read(name) == "previous " + name, f"an interrupted run changed {name}")
+        leftovers = [f for f in os.listdir(p.dir) if ".devcopy-" in f]
+        check(not leftovers, f"temporary files left: {leftovers}")
+    # A write failure is an error (2), in one line, whether --output or stdout.
+    p.set_sources(["train.cpp"])
+    only_error_line(p.analyze("--output", "/dev/full"), "/dev/full", "space")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([args.devcopy, "analyze", "--no-progress"], cwd=p.dir,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    lines = proc.stderr.strip().splitlines()
+    check(proc.returncode == 2 and any("standard output" in l and "space" in l for l in lines),
+          f"stdout on a full disk: exit {proc.returncode}:\n{proc.stderr}")
+    check("LLVM ERROR" not in proc.stderr, proc.stderr)
+    os.chmod(p.path("report.json"), 0o444)
+    expect_error(p.analyze("--output", "report.json"), "report.json", "read-only")
+    check(p.read("report.json") == "previous report.json", "a read-only report was replaced")
+
+
+def case_database_paths(args):
+    """Relative "directory" and "file", resolved as the specification says."""
+    p = Project(args)
+    # "directory" relative: to the database's folder; "file" relative to "directory".
+    p.write("build/compile_commands.json", json.dumps([
+        {"directory": "..", "file": f"src/{s}",
+         "arguments": ["clang++", "-std=c++17", f"-I{args.mock}", "-c", f"src/{s}"]}
+        for s in ("train.cpp", "clean.cpp")]))
+    elsewhere = tempfile.mkdtemp(prefix="devcopy_cwd_")
+    TEMP_DIRS.append(elsewhere)
+    p.write(".clang-tidy", "Checks: '-devcopy-create-then-move'\n")
+    proc = subprocess.run([args.devcopy, "analyze", "--no-progress", "--format", "json",
+                           "-p", p.path("build")], cwd=elsewhere, capture_output=True, text=True,
+                          timeout=300)
+    check(proc.returncode == 1, f"exit {proc.returncode}:\n{proc.stderr}")
+    doc = json.loads(proc.stdout)
+    want = {t for t in EXPECTED if t[2] != "devcopy-create-then-move"}
+    got = {(os.path.relpath(f["file"], p.dir) if f["file"].startswith("/") else f["file"],
+            f["line"], f["rule"]) for f in doc["findings"]}
+    check(got == want, f"relative directory, .clang-tidy beside the sources: {sorted(got)}")
+    check(doc["summary"]["translation_units"] == 2 and not doc["errors"], proc.stdout)
+    # A relative "directory" that does not exist is an error, not a silent pass.
+    p.write("build/compile_commands.json", json.dumps([
+        {"directory": "../nowhere", "file": "src/train.cpp",
+         "arguments": ["clang++", "-c", "src/train.cpp"]}]))
+    expect_error(p.analyze("-p", "build"), "nowhere")
+
+
+def case_hostile(args):
+    """Broken, binary, deep and garbage inputs: one line each, exit 2, never a crash."""
+    p = Project(args)
+    deep = "[" * 50000 + "]" * 50000
+    tried = 0
+    for name, text in [("truncated", '[{"directory": "/x", "fi'),
+                       ("binary", "\x00\xff\xfe\x01ELF\x7f" * 50),
+                       ("deep", deep), ("deep_args", '[{"directory": "/", "file": "a.cpp", '
+                                                     '"arguments": ' + deep + '}]'),
+                       ("empty", ""), ("object", '{"directory": "/"}'),
+                       ("no_command", '[{"directory": "/", "file": "a.cpp"}]')]:
+        p.write(f"db_{name}/compile_commands.json", text)
+        only_error_line(p.analyze("-p", f"db_{name}"), f"db_{name}/compile_commands.json")
+        tried += 1
+    for name, text in [("deep", '{"version": 1, "entries": ' + deep + "}"),
+                       ("deep_object", '{"a":' * 50000 + "1" + "}" * 50000),
+                       ("binary", "\x7fELF\x00\x01" * 100), ("number", "1e999999"),
+                       ("huge_string", '{"version": 1, "entries": [{"fingerprint": "' + "x" * 2_000_000 + '"'),
+                       ("dir", None)]:
+        if text is None:
+            os.makedirs(p.path(f"bl_{name}.json"))
+        else:
+            p.write(f"bl_{name}.json", text)
+        only_error_line(p.analyze("--baseline", f"bl_{name}.json"), f"bl_{name}.json")
+        tried += 1
+    for name, text in [("deep", "Checks: " + "[" * 50000), ("binary", "\x00\x01\xff" * 100),
+                       ("tabs", "Checks:\t\t'-*'\n\t- x")]:
+        p.write(f"cfg_{name}.yaml", text)
+        only_error_line(p.analyze("--config-file", f"cfg_{name}.yaml"), f"cfg_{name}.yaml")
+        tried += 1
+    # Garbage source: the first real error, not clang's "too many errors emitted".
+    import random
+    rnd = random.Random(11)
+    p.write("src/garbage.cpp", "".join(chr(rnd.choice(list(range(32, 127)) + [10])) for _ in range(4000)))
+    p.set_sources(["garbage.cpp", "train.cpp"])
+    rc, out, err = p.analyze()
+    line = expect_error((rc, out, err), "src/garbage.cpp:", "more")
+    check("too many errors" not in line, line)
+    check(out.count("[devcopy-") == 3, "the other unit's findings are still reported")
+    tried += 1
+    print(f"{tried} hostile inputs: one-line errors, no crash")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

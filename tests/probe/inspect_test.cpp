@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <sstream>
 
 namespace {
 
@@ -78,6 +79,48 @@ TEST(Inspect, TiesAliasesAndViewsAreSharedNotDuplicated) {
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].reachable_bytes, unique);  // each storage once
   EXPECT_EQ(r.devices()[0].allocated_bytes, -1);      // no allocator on the CPU
+}
+
+TEST(Inspect, FromBlobOverAParameterIsSharedNotACopy) {
+  Pair m;
+  at::Tensor w = m.enc->weight;
+  // A second StorageImpl over the parameter's own memory (no copy made).
+  m.register_buffer("blob", at::from_blob(w.data_ptr(), w.sizes(), w.options()));
+  // And one over its second half, at an offset.
+  m.register_buffer("half", at::from_blob(static_cast<float*>(w.data_ptr()) + 32 * 32, {32, 32},
+                                          w.options()));
+  Report r = inspect(m);
+  EXPECT_FALSE(r.has_findings()) << r;
+  ASSERT_EQ(r.shared().size(), 1u) << r;
+  EXPECT_TRUE(contains(r.shared()[0].tensors, "enc.weight") &&
+              contains(r.shared()[0].tensors, "blob") && contains(r.shared()[0].tensors, "half"))
+      << r;
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].reachable_bytes, (2 * 64 * 32 + 2 * 32) * 4);  // the memory once
+  // A real copy beside the alias is still a duplicate.
+  m.register_buffer("copy", w.detach().clone());
+  Report copied = inspect(m);
+  ASSERT_EQ(copied.findings(kDup).size(), 1u) << copied;
+  EXPECT_TRUE(contains(copied.findings(kDup)[0].tensors, "copy"));
+}
+
+TEST(Inspect, ManyEqualTensorsGiveOneBoundedFinding) {
+  torch::nn::Module m;
+  const int n = 100000;
+  at::Tensor t = at::arange(4, at::kFloat);
+  for (int i = 0; i < n; ++i) m.register_buffer("t" + std::to_string(i), t.clone());
+  Report r = inspect(m);
+  ASSERT_EQ(r.findings(kDup).size(), 1u);
+  const devcopy::Finding& f = r.findings(kDup)[0];
+  EXPECT_LT(f.message.size(), 1000u) << f.message.substr(0, 2000);
+  EXPECT_CONTAINS(f.message, "and 99995 more");
+  EXPECT_EQ(f.tensors.size(), std::size_t(n));  // the report itself stays complete
+  EXPECT_EQ(f.bytes, std::int64_t(n - 1) * 16);
+  std::ostringstream text;
+  text << r;
+  EXPECT_LT(text.str().size(), 5000u);
+  EXPECT_CONTAINS(text.str(), "and 99980 more");
+  EXPECT_NE(r.to_json().find("\"t99999\""), std::string::npos);
 }
 
 TEST(Inspect, ConstantTensorsAreNotCopies) {

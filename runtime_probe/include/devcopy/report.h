@@ -43,6 +43,30 @@ struct DeviceMemory {
   std::int64_t largest_free_block = -1;     // largest cached block the allocator can reuse
 };
 
+/// One rank's memory on one device (inspect_distributed() only). Allocator
+/// figures are -1 where unknown.
+struct RankMemory {
+  int rank = 0;
+  std::string host;
+  std::string device;  // as that rank names it: "cpu", "cuda:0"
+  std::int64_t reachable_bytes = 0;
+  std::int64_t allocated_bytes = -1;
+  std::int64_t reserved_bytes = -1;
+};
+
+/// Bytes every rank holds identically, by category (inspect_distributed()
+/// only): "parameters" and "buffers" are expected under data parallelism and
+/// listed as information; "gradients" and "optimizer state" are what sharding
+/// would save and also get a replicated-across-ranks finding.
+struct Replicated {
+  std::string category;
+  int ranks = 0;                   // how many ranks hold these bytes: all of them
+  std::int64_t bytes_per_rank = 0;
+  std::int64_t storages = 0;       // storages per rank
+  bool expected = false;           // information only
+  std::vector<std::string> tensors;  // names on the reporting rank (the first few)
+};
+
 /// Copies seen by a CopyObserver, grouped by route and dtype.
 struct CopyRoute {
   std::string src_device;
@@ -72,6 +96,11 @@ class Report {
   const std::vector<DeviceMemory>& devices() const { return devices_; }
   const std::vector<CopyRoute>& copies() const { return copies_; }
   const std::vector<Skipped>& skipped() const { return skipped_; }
+  const std::vector<RankMemory>& ranks() const { return ranks_; }
+  const std::vector<Replicated>& replicated() const { return replicated_; }
+  /// Largest over smallest per-rank total of reachable bytes (1.0 when
+  /// balanced); 0 without rank figures or when a rank holds nothing.
+  double rank_skew() const;
   /// Device-to-host synchronisations observed (CopyObserver only).
   std::int64_t host_syncs() const { return host_syncs_; }
 
@@ -80,6 +109,8 @@ class Report {
   void add(DeviceMemory d) { devices_.push_back(std::move(d)); }
   void add(CopyRoute c) { copies_.push_back(std::move(c)); }
   void add(Skipped s) { skipped_.push_back(std::move(s)); }
+  void add(RankMemory m) { ranks_.push_back(std::move(m)); }
+  void add(Replicated r) { replicated_.push_back(std::move(r)); }
   void set_host_syncs(std::int64_t n) { host_syncs_ = n; }
   /// Appends everything in `other` (for example an observer's report to an
   /// inspection's).
@@ -94,6 +125,8 @@ class Report {
   std::vector<DeviceMemory> devices_;
   std::vector<CopyRoute> copies_;
   std::vector<Skipped> skipped_;
+  std::vector<RankMemory> ranks_;
+  std::vector<Replicated> replicated_;
   std::int64_t host_syncs_ = 0;
 };
 

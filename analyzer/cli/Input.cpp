@@ -1,0 +1,88 @@
+#include "Input.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace devcopy::cli {
+
+std::string oneLine(llvm::StringRef text) {
+  constexpr std::size_t kMax = 1000, kHead = 700, kTail = 250;
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += ' ';
+    else if (c < 0x20 || c == 0x7f) out += llvm::formatv("\\x{0:x-2}", unsigned(c)).str();
+    else out += char(c);
+  }
+  if (out.size() > kMax) out = out.substr(0, kHead) + " ... " + out.substr(out.size() - kTail);
+  return out;
+}
+
+std::string absolutePath(const std::string& p, const std::string& base) {
+  llvm::SmallString<256> s(p);
+  if (!llvm::sys::path::is_absolute(s)) {
+    s = base;
+    llvm::sys::path::append(s, p);
+  }
+  llvm::sys::path::remove_dots(s, /*remove_dot_dot=*/true);
+  return std::string(s);
+}
+
+std::optional<std::string> readInput(const std::string& path, std::string& error) {
+  if (llvm::sys::fs::is_directory(path)) {
+    error = "it is a directory";
+    return std::nullopt;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = buffer.getError().message();
+    return std::nullopt;
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+std::optional<std::string> nestingError(llvm::StringRef text, bool json, unsigned maxDepth) {
+  unsigned depth = 0, line = 1;
+  bool quoted = false;  // inside a JSON string
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') ++line;
+    if (quoted) {
+      if (c == '\\') ++i;  // the escaped character
+      else if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"' && json) quoted = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return "line " + std::to_string(line) + ": nested more than " +
+               std::to_string(maxDepth) + " levels deep";
+    } else if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return std::nullopt;
+}
+
+std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& error) {
+  if (auto deep = nestingError(text, /*json=*/true)) {
+    error = *deep;
+    return std::nullopt;
+  }
+  auto parsed = llvm::json::parse(text);
+  if (parsed) return std::move(*parsed);
+  llvm::handleAllErrors(parsed.takeError(), [&](const llvm::ErrorInfoBase& e) {
+    // ParseError's text is "[3:7, byte=25]: Expected ','": keep "3:7: Expected ','".
+    std::string m = e.message();
+    auto comma = m.find(", byte=");
+    auto close = m.find("]: ");
+    error = m.size() > 1 && m[0] == '[' && comma < close && close != std::string::npos
+                ? m.substr(1, comma - 1) + ": " + m.substr(close + 3)
+                : m;
+  });
+  return std::nullopt;
+}
+
+}  // namespace devcopy::cli

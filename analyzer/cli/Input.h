@@ -1,0 +1,39 @@
+// Reading what users hand devcopy (baselines, compile databases,
+// configuration): limits checked before any parser sees the text, because
+// LLVM's JSON and YAML parsers recurse once per nesting level and a hostile
+// file 50,000 levels deep would overflow the stack.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+namespace devcopy::cli {
+
+/// Deeper than any real baseline, compile database or .clang-tidy.
+constexpr unsigned kMaxNesting = 256;
+
+/// `text` fit for a one-line error: control characters escaped ("\n"),
+/// and cut in the middle past 1,000 bytes (a quoted key may be megabytes).
+std::string oneLine(llvm::StringRef text);
+
+/// `p` made absolute against `base` when relative, with `.` and `..` removed.
+std::string absolutePath(const std::string& p, const std::string& base);
+
+/// Reads `path` whole; on failure nullopt and a one-line reason in `error`.
+std::optional<std::string> readInput(const std::string& path, std::string& error);
+
+/// A reason when `text` nests `[`/`{` deeper than `maxDepth`, as "line L:
+/// ..."; nullopt when it does not. JSON strings are skipped; YAML's quoting
+/// rules are too loose to follow here (`don't` is no string), so for YAML
+/// every bracket counts.
+std::optional<std::string> nestingError(llvm::StringRef text, bool json,
+                                        unsigned maxDepth = kMaxNesting);
+
+/// llvm::json::parse with the nesting limit checked first. On failure
+/// nullopt and "line:column: reason" in `error`.
+std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& error);
+
+}  // namespace devcopy::cli

@@ -1,0 +1,60 @@
+#include "Readers.h"
+
+#include "Input.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace devcopy::cli {
+
+using clang::tidy::ClangTidyOptions;
+namespace path = llvm::sys::path;
+
+std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
+    llvm::StringRef text, const std::string& dbPath, std::string& error) {
+  // llvm::json first: one "line:column: reason" for broken JSON, where the
+  // YAML parser behind JSONCompilationDatabase would print raw diagnostics.
+  if (!parseJson(text, error)) return std::nullopt;
+  auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
+      text, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!db) {
+    error = oneLine(error);  // it may quote the database's text
+    return std::nullopt;
+  }
+  // The specification: "file" is relative to "directory". A relative
+  // "directory" has no anchor but the database itself (clang would resolve it
+  // against the current directory, wherever devcopy was started).
+  std::string dbDir(path::parent_path(dbPath));
+  std::vector<clang::tooling::CompileCommand> commands = db->getAllCompileCommands();
+  for (clang::tooling::CompileCommand& c : commands) {
+    // JSONCompilationDatabase already joined a relative "file" to "directory".
+    c.Directory = absolutePath(c.Directory, dbDir);
+    c.Filename = absolutePath(c.Filename, dbDir);
+    if (!c.Output.empty()) c.Output = absolutePath(c.Output, c.Directory);
+  }
+  return commands;
+}
+
+std::optional<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std::string& file,
+                                                std::string& error) {
+  if (auto deep = nestingError(text, /*json=*/false)) {
+    error = "invalid configuration '" + file + "': " + *deep + "; fix the YAML or remove the file";
+    return std::nullopt;
+  }
+  std::string diag;
+  auto parsed = clang::tidy::parseConfigurationWithDiags(
+      llvm::MemoryBufferRef(text, file), [&](const llvm::SMDiagnostic& d) {
+        if (diag.empty() && d.getKind() == llvm::SourceMgr::DK_Error)
+          diag = std::to_string(d.getLineNo()) + ":" + std::to_string(d.getColumnNo() + 1) +
+                 ": " + d.getMessage().str();
+      });
+  if (!parsed) {
+    error = oneLine("invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
+                    " (" + parsed.getError().message() + "); fix the YAML or remove the file");
+    return std::nullopt;
+  }
+  return *parsed;
+}
+
+}  // namespace devcopy::cli

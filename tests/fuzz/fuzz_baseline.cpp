@@ -1,0 +1,17 @@
+// libFuzzer target: devcopy's baseline reader (--baseline). Any input must
+// give a baseline or a one-line error; ASan/UBSan catch the rest.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "fuzz_check.h"
+
+#include "Baseline.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string error;
+  auto b = devcopy::cli::Baseline::parse(
+      llvm::StringRef(reinterpret_cast<const char*>(data), size), "fuzz.json", error);
+  if (!b) devcopy::fuzz::checkError(error);
+  return 0;
+}
