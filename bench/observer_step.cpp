@@ -170,8 +170,9 @@ int main(int argc, char** argv) {
     }
     const double ratio = r.ms[kObserver] / r.ms[kPlain];
     std::printf("  observer ratio %.3f (target <= 1.05 on a GPU), profiler ratio %.3f; the "
-                "observer saw %lld copies and %zu findings in its last round\n",
-                ratio, r.ms[kProfiler] / r.ms[kPlain], static_cast<long long>(r.copies), r.findings);
+                "observer saw %lld copies and %zu findings in its last round; stack capture %s\n",
+                ratio, r.ms[kProfiler] / r.ms[kPlain], static_cast<long long>(r.copies), r.findings,
+                devcopy::locates_copies() ? "on" : "off (no libbacktrace)");
   }
   return 0;
 }

@@ -67,9 +67,10 @@ int rank_main(std::int64_t kib, double lone_ms) {
     std::int64_t bytes = 0;
     for (const auto& p : m->parameters()) bytes += p.nbytes();
     std::printf(
-        "probe_distributed: %zu tensors, %s per rank, %d ranks (1 thread each), %zu replicated "
+        "probe_distributed: %zu tensors, %s per rank, %d ranks (%s, 1 thread each), %zu replicated "
         "categories found\n",
         m->parameters().size(), devcopy::format_bytes(bytes).c_str(), devcopy_test::world(),
+        pg->getBackendName().c_str(),
         r.replicated().size());
     std::printf("  inspect (every rank at once) %.2f ms, inspect_distributed %.2f ms: ratio %.2f (target <= 1.5)\n",
                 local_ms, dist_ms, dist_ms / local_ms);

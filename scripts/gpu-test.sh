@@ -30,6 +30,7 @@ echo "gpu-test: torch $("$py" -c 'import torch; print(torch.__version__, torch.c
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DDEVCOPY_ANALYZER=OFF -DDEVCOPY_CLANGD=OFF -DDEVCOPY_EXAMPLES=OFF \
   -DCMAKE_PREFIX_PATH="$torch_prefix" -DTorch_DIR="$torch_prefix/Torch" \
+  -DDEVCOPY_PYTHON_EXECUTABLE="$(command -v "$py")" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-native}" >"$build.configure.log" 2>&1 || {
   tail -40 "$build.configure.log"; echo "gpu-test: configure failed" >&2; exit 1; }
@@ -45,6 +46,13 @@ cmake --build "$build" -j"$(nproc)" --target devcopy_bench -- -k 0 || status=1
 only=${ONLY:-.}
 ctest --test-dir "$build" -L probe -LE cuda -R "$only" --output-on-failure -j"$(nproc)" || status=1
 ctest --test-dir "$build" -L cuda -R "$only" --output-on-failure || status=1
+
+echo "== the seeds in Python (python/seeds/run_seeds.py) =="
+if [ -d "$build/python/devcopy" ]; then
+  PYTHONPATH="$PWD/$build/python" "$py" python/seeds/run_seeds.py || status=1
+else
+  echo "gpu-test: the Python package was not built (see devcopy: lines above)"; status=1
+fi
 
 echo "== benchmarks =="
 for b in "$build"/bench/*; do

@@ -11,7 +11,11 @@ packages=(
   libgloo-dev  # Gloo headers: the probe's multi-process tests build a c10d ProcessGroupGloo
   libgrpc++-dev libabsl-dev neovim clangd-19  # devcopy-clangd: link, LSP test, latency bench
   libicu72  # Microsoft's SARIF validator (a self-contained .NET binary) needs ICU
+  dpkg-dev file  # cpack -G DEB (dpkg-shlibdeps) in the package test
   python3-yaml  # tests/cli/ci_recipe.py reads the CI workflow and the pre-commit hook
+  python3-dev python3-torch pybind11-dev python3-pytest  # the Python package (python/)
+  python3-setuptools python3-wheel python3-pip           # pip install --no-build-isolation .
+  chromium  # python/tests/test_html.py renders the HTML report headless
 )
 
 missing=()

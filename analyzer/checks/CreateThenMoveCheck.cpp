@@ -2,6 +2,7 @@
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace clang::ast_matchers;
 
@@ -10,77 +11,177 @@ namespace clang::tidy::devcopy {
 namespace {
 /// Index of the factory's TensorOptions parameter, or -1.
 int optionsParam(const FunctionDecl &FD) {
-  for (unsigned I = 0; I < FD.getNumParams(); ++I) {
-    QualType T = FD.getParamDecl(I)->getType().getNonReferenceType().getCanonicalType();
-    const auto *TD = T->getAsTagDecl();
-    if (TD && TD->getIdentifier() && TD->getName() == "TensorOptions")
+  for (unsigned I = 0; I < FD.getNumParams(); ++I)
+    if (isTensorOptionsType(FD.getParamDecl(I)->getType()))
       return static_cast<int>(I);
-  }
   return -1;
+}
+
+/// Casts and views: ops that leave a fresh host tensor a host tensor of the
+/// same data, so creating it on the device first changes nothing but where.
+bool isCastOrView(const CXXMemberCallExpr &C) {
+  const CXXMethodDecl *MD = C.getMethodDecl();
+  if (!MD || !MD->getIdentifier() || !isTensorType(C.getType()) ||
+      C.getType()->isReferenceType())
+    return false;
+  llvm::StringRef N = MD->getName();
+  if (N == "to") // a dtype only
+    return llvm::none_of(C.arguments(), [](const Expr *A) {
+      return !llvm::isa<CXXDefaultArgExpr>(A) &&
+             (isDeviceType(A->getType()) || isTensorType(A->getType()) ||
+              (isTensorOptionsType(A->getType()) &&
+               !isDTypeType(ignoreConversions(A)->getType())));
+    });
+  return llvm::StringSwitch<bool>(N)
+      .Cases("toType", "unsqueeze", "squeeze", "view", "reshape", "repeat", "expand", true)
+      .Cases("t", "transpose", "permute", "flatten", "contiguous", "narrow", "slice", true)
+      .Cases("float", "double", "half", "long", "int", "bool", "select", true)
+      .Default(false);
+}
+
+/// The factory call a chain of casts and views starts from, or nullptr;
+/// the links are appended to \p Links (innermost first).
+const CallExpr *factoryRoot(const Expr *E,
+                            llvm::SmallVectorImpl<const CXXMemberCallExpr *> *Links) {
+  for (int Depth = 0; E && Depth < 8; ++Depth) {
+    E = E->IgnoreImplicit();
+    if (const auto *C = llvm::dyn_cast<CallExpr>(E); C && isTensorFactory(C->getDirectCallee()))
+      return C;
+    const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
+    if (!MC || !isCastOrView(*MC))
+      return nullptr;
+    if (Links)
+      Links->insert(Links->begin(), MC);
+    E = MC->getImplicitObjectArgument();
+  }
+  return nullptr;
+}
+
+AST_MATCHER(Expr, isFactoryChain) { return factoryRoot(&Node, nullptr) != nullptr; }
+
+/// torch::tensor(values) copies host values whichever device it names: only a
+/// constant (`torch::tensor({0.5})`) could have been made on the device.
+bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
+  const FunctionDecl *FD = Factory.getDirectCallee();
+  if (!FD->getIdentifier() || FD->getName() != "tensor" || Factory.getNumArgs() == 0)
+    return false;
+  auto Variable = declRefExpr(to(varDecl(unless(isConstexpr()))));
+  return !match(expr(anyOf(Variable, hasDescendant(Variable))), *Factory.getArg(0), Ctx).empty();
+}
+
+/// The argument of a `to()` call that names where it goes, if any.
+const Expr *deviceArgument(const CXXMemberCallExpr &Move) {
+  for (const Expr *A : Move.arguments())
+    if (!llvm::isa<CXXDefaultArgExpr>(A) &&
+        (isDeviceType(A->getType()) || isTensorOptionsType(A->getType())))
+      return A;
+  return nullptr;
 }
 } // namespace
 
 void CreateThenMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(expr(matchers::tensorMethodCall({"to", "cuda"}, "move"),
+                          cxxMemberCallExpr(on(isFactoryChain()))),
+                     this);
+  // A tensor made only to read what it was made with.
   Finder->addMatcher(
-      expr(matchers::tensorMethodCall({"to", "cuda"}, "move"),
-           cxxMemberCallExpr(on(ignoringImplicit(matchers::factoryCall("factory"))))),
+      expr(matchers::tensorMethodCall({"options"}, "read"),
+           cxxMemberCallExpr(on(anyOf(
+               isFactoryChain(),
+               ignoringImplicit(matchers::tensorMethodCall({"to", "cuda"}, "move"))))))
+          .bind("read"),
       this);
 }
 
 void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
+  ASTContext &Ctx = *Result.Context;
   const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move");
-  const auto *Factory = Result.Nodes.getNodeAs<CallExpr>("factory");
+  if (const auto *Read = Result.Nodes.getNodeAs<CXXMemberCallExpr>("read")) {
+    checkOptionsRead(*Read, Move, Ctx);
+    return;
+  }
+  // The read reported it (the walk visits the read before the move in it).
+  if (!Move || ReadMoves.contains(Move))
+    return;
+  llvm::SmallVector<const CXXMemberCallExpr *, 4> Links;
+  const CallExpr *Factory = factoryRoot(Move->getImplicitObjectArgument(), &Links);
   const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;
-  if (!Move || !FD)
+  if (!FD)
     return;
-  const ASTContext &Ctx = *Result.Context;
+  TensorPlaces &Places = places(Ctx);
+  // Made on the host (no device in its options; `*_like(t)` with `t` there),
+  // and sent where the host is not (the CPU-fixed program's "device" is).
+  if (Places.ofTensor(Factory) != Place::Host || copiesHostValues(*Factory, Ctx))
+    return;
   CopyTarget T = describeCopy(*Move, Ctx);
-  // Only moves off the host count: to(kCPU) and dtype-only conversions are
-  // not a transfer (the latter is a different waste, left alone here).
-  if (!T.changesDevice() || T.Device == DeviceKind::CPU)
+  const Expr *DevArg = T.Method == "to" ? deviceArgument(*Move) : nullptr;
+  // to(other): the device (and dtype) of another tensor.
+  const Expr *Other = T.LikeOther && writtenArgs(*Move) == 1 ? Move->getArg(0) : nullptr;
+  if (T.Method == "to" && !DevArg && !Other)
+    return; // a dtype only
+  std::optional<Place> To = T.Method == "cuda" ? std::optional(Place::Accelerator)
+                            : Other            ? std::optional(Places.ofTensor(Other))
+                                               : Places.deviceNamedBy(DevArg);
+  if (!To || *To == Place::Host)
     return;
-  const int OptIdx = optionsParam(*FD);
-  const Expr *OptArg = OptIdx >= 0 && static_cast<unsigned>(OptIdx) < Factory->getNumArgs() &&
-                               !isa<CXXDefaultArgExpr>(Factory->getArg(OptIdx))
-                           ? Factory->getArg(OptIdx)
-                           : nullptr;
-  // A factory that already names a device makes this a device-to-device move.
-  if (OptArg && describeOptions(OptArg, Ctx).changesDevice())
-    return;
+
   const auto *NSDecl = dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
   const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
-  const std::string Dev = T.Method == "cuda" ? NS + "::kCUDA" : T.DeviceText;
-
-  std::optional<uint64_t> Bytes = factoryBytes(*Factory, Ctx);
+  // `.to(opts)` with a TensorOptions value: those options are what to pass.
+  const Expr *WrittenDev = DevArg ? ignoreConversions(DevArg) : nullptr;
+  const bool PassOptions = Other || (WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
+                                     llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev));
+  const std::string Dev = T.Method == "cuda" ? NS + "::kCUDA"
+                          : Other            ? sourceText(ignoreConversions(Other), Ctx) + ".options()"
+                                             : sourceText(WrittenDev, Ctx);
+  std::string Via;
+  for (const CXXMemberCallExpr *L : Links)
+    Via += std::string(Via.empty() ? " (then '" : ", '") +
+           L->getMethodDecl()->getName().str() + "()'";
+  if (!Via.empty())
+    Via += " there)";
+  std::optional<uint64_t> Bytes = Links.empty() ? factoryBytes(*Factory, Ctx) : std::nullopt;
+  std::string Destination = PassOptions ? "to the device of '" + Dev + "'" : describeDestination(T);
+  if (Other)
+    Destination = describeDestination(T);
+  std::string Suggest = PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
+                                    : "create it there with '" + NS + "::TensorOptions().device(" +
+                                          Dev + ")'";
   auto D = diag(Move->getExprLoc(),
-                "'%0::%1()' fills a new %5tensor on the host and '%2()' copies it %3 at once: "
-                "the tensor is written twice and crosses the bus; create it there with "
-                "'%0::TensorOptions().device(%4)'")
-           << NS << FD->getName() << T.Method << describeDestination(T) << Dev
-           << (Bytes ? formatBytes(*Bytes) + " " : std::string());
+                "'%0::%1()' fills a new %5tensor on the host%6 and '%2()' copies it %3 at once: "
+                "the tensor is written twice and crosses the bus; %4")
+           << NS << FD->getName() << T.Method << Destination << Suggest
+           << (Bytes ? formatBytes(*Bytes) + " " : std::string()) << Via;
 
-  // Fix-it: device into the options, `.to(...)` removed. Only for a plain
-  // `.to(device)` / `.cuda()` with no macro in the way.
+  // Fix-it: device into the options, `.to(...)` removed; casts and views
+  // stay and run on the device. Only for a plain `.to(device)` / `.cuda()`
+  // with no macro in the way.
+  const int OptIdx = optionsParam(*FD);
   if (OptIdx < 0 || Factory->getBeginLoc().isMacroID() || Move->getEndLoc().isMacroID() ||
       (T.Method == "to" && (writtenArgs(*Move) != 1 || T.changesDType())))
     return;
+  const Expr *OptArg = static_cast<unsigned>(OptIdx) < Factory->getNumArgs() &&
+                               !isa<CXXDefaultArgExpr>(Factory->getArg(OptIdx))
+                           ? Factory->getArg(OptIdx)
+                           : nullptr;
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
-  SourceLocation FactoryEnd = Lexer::getLocForEndOfToken(Factory->getEndLoc(), 0, SM, LO);
+  SourceLocation RecvEnd =
+      Lexer::getLocForEndOfToken(Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
   if (OptArg) {
+    if (PassOptions)
+      return; // two sets of options to merge: left to the reader
     const Expr *Written = ignoreConversions(OptArg);
     std::string Text = sourceText(Written, Ctx);
-    const auto *TD =
-        Written->getType().getNonReferenceType().getCanonicalType()->getAsTagDecl();
-    bool IsOptions = TD && TD->getIdentifier() && TD->getName() == "TensorOptions";
-    Text = IsOptions ? Text + ".device(" + Dev + ")"
-                     : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
+    Text = isTensorOptionsType(Written->getType())
+               ? Text + ".device(" + Dev + ")"
+               : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
     D << FixItHint::CreateReplacement(Written->getSourceRange(), Text);
   } else {
     // Every parameter before the options must be written to append it.
     if (writtenArgs(*Factory) != static_cast<unsigned>(OptIdx))
       return;
-    std::string Text = NS + "::TensorOptions().device(" + Dev + ")";
+    std::string Text = PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
     if (OptIdx == 0)
       D << FixItHint::CreateInsertion(Factory->getRParenLoc(), Text);
     else
@@ -88,9 +189,30 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
           Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(), 0, SM, LO),
           ", " + Text);
   }
-  D << FixItHint::CreateRemoval(
-      CharSourceRange::getCharRange(FactoryEnd, Lexer::getLocForEndOfToken(
-                                                    Move->getEndLoc(), 0, SM, LO)));
+  D << FixItHint::CreateRemoval(CharSourceRange::getCharRange(
+      RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO)));
+}
+
+void CreateThenMoveCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
+                                           const CXXMemberCallExpr *Move, ASTContext &Ctx) {
+  const Expr *Made = Move ? Move->getImplicitObjectArgument() : Read.getImplicitObjectArgument();
+  const CallExpr *Factory = factoryRoot(Made, nullptr);
+  const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;
+  if (!FD)
+    return;
+  if (Move)
+    ReadMoves.insert(Move);
+  const auto *NSDecl = dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
+  const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
+  std::string Moved;
+  if (Move) {
+    CopyTarget T = describeCopy(*Move, Ctx);
+    Moved = " and copies it " + describeDestination(T);
+  }
+  diag(Read.getExprLoc(),
+       "'%0::%1()' allocates a tensor%2 only to read its options: build the "
+       "'%0::TensorOptions()' (dtype, device) directly and allocate nothing")
+      << NS << FD->getName() << Moved;
 }
 
 } // namespace clang::tidy::devcopy

@@ -46,6 +46,32 @@ bool DevcopyCheck::onlyDevcopyChecks(StringRef Globs) {
   return true;
 }
 
+void DevcopyCheck::onStartOfTranslationUnit() {
+  Reported.clear();
+  MuteNotes = false;
+  Places.reset();
+  PlacesCtx = nullptr;
+}
+
+TensorPlaces &DevcopyCheck::places(ASTContext &Ctx) {
+  if (!Places || PlacesCtx != &Ctx) {
+    Places = std::make_unique<TensorPlaces>(Ctx);
+    PlacesCtx = &Ctx;
+  }
+  return *Places;
+}
+
+DiagnosticBuilder DevcopyCheck::diag(SourceLocation Loc, StringRef Description,
+                                     DiagnosticIDs::Level Level) {
+  // A repeat is still built (the caller streams arguments and fix-its into
+  // it) but at level Ignored, which the diagnostics engine drops together
+  // with the notes that follow it.
+  if (Level == DiagnosticIDs::Note ? MuteNotes
+                                   : (MuteNotes = !Reported.insert(Loc.getRawEncoding()).second))
+    Level = DiagnosticIDs::Ignored;
+  return ClangTidyCheck::diag(Loc, Description, Level);
+}
+
 void DevcopyCheck::registerMatchers(MatchFinder *Finder) {
   if (LimitToMainFile)
     Finder->addMatcher(translationUnitDecl().bind("devcopy.tu"), this);

@@ -13,7 +13,10 @@
 //     (CheckOptions: {devcopy-<name>.MainFileOnly: false}, or MainFileOnly)
 #pragma once
 
+#include "TensorPlace.h"
 #include "clang-tidy/ClangTidyCheck.h"
+#include "llvm/ADT/DenseSet.h"
+#include <memory>
 
 namespace clang::tidy::devcopy {
 
@@ -31,6 +34,18 @@ public:
   /// (clang-diagnostic-* are compiler warnings, not AST checks).
   static bool onlyDevcopyChecks(StringRef Globs);
 
+  void onStartOfTranslationUnit() override;
+
+  /// Reports one finding per source location and check: the same code seen
+  /// again (each instantiation of a template, its pattern) is reported once,
+  /// with the notes that follow it. Hides ClangTidyCheck::diag for every
+  /// devcopy check, so clang-tidy, the plugin and clangd all get it.
+  DiagnosticBuilder diag(SourceLocation Loc, StringRef Description,
+                         DiagnosticIDs::Level Level = DiagnosticIDs::Warning);
+
+  /// Where tensors and devices live in this translation unit (TensorPlace.h).
+  TensorPlaces &places(ASTContext &Ctx);
+
 protected:
   /// The check's own matchers (what registerMatchers is for other checks).
   virtual void registerCheckMatchers(ast_matchers::MatchFinder *Finder) = 0;
@@ -40,6 +55,10 @@ protected:
 private:
   std::string Mode;        // the MainFileOnly option as written
   bool LimitToMainFile;    // resolved for this run
+  llvm::DenseSet<unsigned> Reported; // raw file locations of warnings so far
+  bool MuteNotes = false;            // the last warning was a repeat
+  std::unique_ptr<TensorPlaces> Places;
+  ASTContext *PlacesCtx = nullptr;
 };
 
 } // namespace clang::tidy::devcopy

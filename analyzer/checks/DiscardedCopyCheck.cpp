@@ -12,12 +12,50 @@ namespace {
 AST_MATCHER(VarDecl, isNeverReferenced) {
   return !Node.isReferenced() && !Node.hasAttr<UnusedAttr>();
 }
+
+/// Returns a new tensor (by value) and is not an in-place `*_` op: calling
+/// it for its effect does nothing.
+bool returnsNewTensor(const FunctionDecl &FD) {
+  QualType R = FD.getReturnType();
+  return FD.getIdentifier() && !FD.getName().ends_with("_") && !R->isReferenceType() &&
+         isTensorType(R);
+}
+AST_MATCHER(CXXMethodDecl, isNewTensorMethod) {
+  return isTensorRecord(Node.getParent()) && returnsNewTensor(Node);
+}
+/// A LibTorch function outside torch::nn (whose functional forms may take
+/// an `inplace` option) that returns a new tensor.
+AST_MATCHER(FunctionDecl, isNewTensorFunction) {
+  if (llvm::isa<CXXMethodDecl>(Node) || !isTorchFunction(&Node) || !returnsNewTensor(Node))
+    return false;
+  for (const DeclContext *DC = Node.getDeclContext(); DC; DC = DC->getParent())
+    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC); NS && NS->getName() == "nn")
+      return false;
+  return true;
+}
+
+/// The in-place form `Name_` of a method or function, when one takes the
+/// arguments written.
+const FunctionDecl *inPlaceForm(const FunctionDecl &FD, unsigned Args, ASTContext &Ctx) {
+  const DeclContext *DC = FD.getDeclContext()->getRedeclContext()->getPrimaryContext();
+  for (const NamedDecl *ND : DC->lookup(&Ctx.Idents.get((FD.getName() + "_").str())))
+    if (const auto *F = llvm::dyn_cast<FunctionDecl>(ND->getUnderlyingDecl());
+        F && F->getMinRequiredArguments() <= Args && Args <= F->getNumParams())
+      return F;
+  return nullptr;
+}
 } // namespace
 
 void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
   // The call is the whole statement (through the temporaries a returned
   // Tensor leaves behind). `(void)x.to(d)` says the discard is intended.
-  auto Discarded = expr(ignoringImplicit(matchers::copyCall("copy")));
+  auto Discarded = expr(ignoringImplicit(anyOf(
+      matchers::copyCall("copy"),
+      cxxMemberCallExpr(callee(cxxMethodDecl(isNewTensorMethod())), on(expr().bind("op.recv")))
+          .bind("op"),
+      callExpr(callee(functionDecl(isNewTensorFunction())), hasArgument(0, matchers::tensorExpr()),
+               unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
+          .bind("op"))));
   Finder->addMatcher(
       stmt(anyOf(compoundStmt(forEach(Discarded), unless(hasParent(stmtExpr()))),
                  ifStmt(eachOf(hasThen(Discarded), hasElse(Discarded))),
@@ -33,6 +71,10 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
 }
 
 void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
+  if (const auto *Op = Result.Nodes.getNodeAs<CallExpr>("op")) {
+    checkDiscardedOp(*Op, Result.Nodes.getNodeAs<Expr>("op.recv"), *Result.Context);
+    return;
+  }
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy");
   const auto *Recv = Result.Nodes.getNodeAs<Expr>("copy.recv");
   if (!Call || !Recv || Call->getBeginLoc().isInvalid())
@@ -64,6 +106,31 @@ void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (const Expr *Target = assignableReceiver(Recv, Ctx);
       Target && !Call->getBeginLoc().isMacroID())
     D << FixItHint::CreateInsertion(Call->getBeginLoc(), sourceText(Target, Ctx) + " = ");
+}
+
+void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,
+                                          ASTContext &Ctx) {
+  const FunctionDecl *FD = Op.getDirectCallee();
+  if (!FD || Op.getBeginLoc().isInvalid())
+    return;
+  // A method's receiver, or a function's first tensor argument.
+  const Expr *Input = Recv ? Recv : Op.getArg(0);
+  const FunctionDecl *InPlace = inPlaceForm(*FD, writtenArgs(Op), Ctx);
+  std::string Name = FD->getName().str();
+  auto D = diag(Op.getBeginLoc(),
+                "result of '%0()' is discarded: it makes a new tensor and drops it at once, "
+                "'%1' itself is unchanged; %2")
+           << Name << receiverName(Input, Ctx)
+           << (InPlace ? "use the in-place '" + Name + "_()' or assign the result"
+                       : std::string("assign the result or remove the call"));
+  // The name token: `x.clamp(...)`, `torch::relu(...)`.
+  SourceLocation NameLoc;
+  if (const auto *ME = dyn_cast<MemberExpr>(Op.getCallee()->IgnoreImpCasts()))
+    NameLoc = ME->getMemberLoc();
+  else if (const auto *DRE = dyn_cast<DeclRefExpr>(Op.getCallee()->IgnoreImpCasts()))
+    NameLoc = DRE->getLocation();
+  if (InPlace && NameLoc.isValid() && !NameLoc.isMacroID())
+    D << FixItHint::CreateInsertion(NameLoc.getLocWithOffset(Name.size()), "_");
 }
 
 } // namespace clang::tidy::devcopy

@@ -8,28 +8,6 @@
 
 namespace clang::tidy::devcopy {
 
-namespace {
-bool typeNamed(QualType T, llvm::StringRef Name) {
-  if (T.isNull())
-    return false;
-  T = T.getNonReferenceType().getCanonicalType();
-  if (const auto *TD = T->getAsTagDecl())
-    return TD->getIdentifier() && TD->getName() == Name;
-  return false;
-}
-
-/// c10::optional<X> -> X, so optional parameters read like plain ones.
-QualType unwrapOptional(QualType T) {
-  T = T.getNonReferenceType();
-  if (const auto *Spec = llvm::dyn_cast_or_null<ClassTemplateSpecializationDecl>(
-          T->getAsCXXRecordDecl()))
-    if (Spec->getName() == "optional" && Spec->getTemplateArgs().size() == 1)
-      return Spec->getTemplateArgs()[0].getAsType();
-  return T;
-}
-
-} // namespace
-
 const Expr *ignoreConversions(const Expr *E) {
   while (E) {
     const Expr *Prev = E;
@@ -77,7 +55,7 @@ DeviceKind classifyDevice(const Expr *E) {
     if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
       // TensorOptions().dtype(kHalf).device(d): find the .device(...) link.
       const auto *MD = MC->getMethodDecl();
-      if (!MD || !MD->getIdentifier() || !typeNamed(MC->getType(), "TensorOptions"))
+      if (!MD || !MD->getIdentifier() || !isTensorOptionsType(MC->getType()))
         return DeviceKind::Runtime;
       if (MD->getName() == "device" && MC->getNumArgs() >= 1) {
         E = MC->getArg(0);
@@ -90,7 +68,7 @@ DeviceKind classifyDevice(const Expr *E) {
       const ValueDecl *D = DRE->getDecl();
       if (const auto *EC = llvm::dyn_cast<EnumConstantDecl>(D)) {
         const auto *Enum = llvm::dyn_cast<EnumDecl>(EC->getDeclContext());
-        if (!Enum || !Enum->getIdentifier() || Enum->getName() != "DeviceType")
+        if (!Enum || !isDeviceType(QualType(Enum->getTypeForDecl(), 0)))
           return DeviceKind::Runtime;
         if (EC->getName() == "CPU")
           return DeviceKind::CPU;
@@ -131,7 +109,7 @@ void readOptions(const Expr *Arg, CopyTarget &T, const ASTContext &Ctx) {
   for (int Depth = 0; E && Depth < 8; ++Depth) {
     const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
     const auto *MD = MC ? MC->getMethodDecl() : nullptr;
-    if (!MD || !MD->getIdentifier() || !typeNamed(MC->getType(), "TensorOptions"))
+    if (!MD || !MD->getIdentifier() || !isTensorOptionsType(MC->getType()))
       break;
     if (MD->getName() == "device" && MC->getNumArgs() >= 1) {
       T.Device = classifyDevice(MC->getArg(0));
@@ -143,7 +121,7 @@ void readOptions(const Expr *Arg, CopyTarget &T, const ASTContext &Ctx) {
   }
   if (!E || T.changesDevice() || T.changesDType())
     return;
-  if (typeNamed(E->getType(), "ScalarType") || typeNamed(E->getType(), "TypeMeta")) {
+  if (isDTypeType(E->getType())) {
     T.DTypeText = sourceText(E, Ctx);
   } else if (!(llvm::isa<CXXConstructExpr>(E) &&
                llvm::cast<CXXConstructExpr>(E)->getNumArgs() == 0)) {
@@ -185,18 +163,18 @@ CopyTarget describeCopy(const CXXMemberCallExpr &Call, const ASTContext &Ctx) {
       if (llvm::isa<CXXDefaultArgExpr>(Arg))
         continue;
       const ParmVarDecl *P = MD->getParamDecl(I);
-      QualType PT = unwrapOptional(P->getType());
+      QualType PT = P->getType(); // the type helpers see through c10::optional
       llvm::StringRef PName = P->getIdentifier() ? P->getName() : "";
       if (PName == "non_blocking") {
         T.NonBlocking = isTrue(Arg, Ctx);
       } else if (PName == "copy") {
         T.AlwaysCopies = isTrue(Arg, Ctx);
-      } else if (typeNamed(PT, "TensorOptions")) {
+      } else if (isTensorOptionsType(PT)) {
         readOptions(Arg, T, Ctx);
-      } else if (typeNamed(PT, "Device")) {
+      } else if (isDeviceType(PT)) {
         T.Device = classifyDevice(Arg);
         T.DeviceText = sourceText(ignoreConversions(Arg), Ctx);
-      } else if (typeNamed(PT, "ScalarType") || typeNamed(PT, "TypeMeta")) {
+      } else if (isDTypeType(PT)) {
         T.DTypeText = sourceText(ignoreConversions(Arg), Ctx);
       } else if (isTensorType(PT)) {
         T.LikeOther = true;
@@ -250,7 +228,7 @@ std::optional<uint64_t> elementSize(llvm::StringRef DType) {
   DType = DType.rsplit(':').second.empty() ? DType : DType.rsplit(':').second;
   DType.consume_front("k");
   return llvm::StringSwitch<std::optional<uint64_t>>(DType)
-      .Cases("Bool", "Byte", "UInt8", "Char", "Int8", 1)
+      .Cases("Bool", "Byte", "UInt8", "Char", "Int8", "U8", 1)
       .Cases("Half", "Float16", "BFloat16", "Short", "Int16", 2)
       .Cases("Float", "Float32", "Int", "Int32", 4)
       .Cases("Double", "Float64", "Long", "Int64", 8)
@@ -303,8 +281,7 @@ std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &
   for (const Expr *Arg : Factory.arguments()) {
     if (llvm::isa<CXXDefaultArgExpr>(Arg))
       continue;
-    const auto *TD = Arg->getType().getNonReferenceType().getCanonicalType()->getAsTagDecl();
-    if (TD && TD->getIdentifier() && TD->getName() == "TensorOptions") {
+    if (isTensorOptionsType(Arg->getType())) {
       CopyTarget O = describeOptions(Arg, Ctx);
       if (O.changesDType())
         Size = elementSize(O.DTypeText);
@@ -312,6 +289,8 @@ std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &
   }
   return Size ? std::optional<uint64_t>(Elements * *Size) : std::nullopt;
 }
+
+std::optional<uint64_t> dtypeSize(llvm::StringRef DType) { return elementSize(DType); }
 
 std::string formatBytes(uint64_t Bytes) {
   const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

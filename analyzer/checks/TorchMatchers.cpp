@@ -57,21 +57,14 @@ const CXXRecordDecl *recordOf(QualType T) {
 const CXXRecordDecl *recordOfType(QualType T) { return recordOf(T); }
 
 AST_MATCHER(CXXRecordDecl, isTensorClass) { return isTensorRecord(&Node); }
+/// at::Tensor or at::TensorBase itself: a subclass's own `to()` is its own.
+AST_MATCHER(CXXRecordDecl, isLibTorchTensorClass) {
+  return isNamed(&Node, "TensorBase", {"at"}) || isNamed(&Node, "Tensor", {"at"});
+}
 AST_MATCHER(CXXRecordDecl, isModuleClass) { return isModuleRecord(&Node); }
 AST_MATCHER(Expr, hasTensorType) { return isTensorType(Node.getType()); }
 
-AST_MATCHER(FunctionDecl, isTensorFactory) {
-  if (!Node.getIdentifier())
-    return false;
-  llvm::StringRef Name = Node.getName();
-  bool Known = llvm::StringSwitch<bool>(Name)
-                   .Cases("zeros", "ones", "empty", "full", "rand", "randn", true)
-                   .Cases("randint", "randperm", "arange", "linspace", "logspace", true)
-                   .Cases("eye", "tensor", "empty_strided", "range", true)
-                   .Default(Name.ends_with("_like"));
-  return Known && (isNamespacePath(Node.getDeclContext(), {"torch"}) ||
-                   isNamespacePath(Node.getDeclContext(), {"at"}));
-}
+AST_MATCHER(FunctionDecl, isTensorFactoryDecl) { return isTensorFactory(&Node); }
 
 } // namespace
 
@@ -88,6 +81,62 @@ bool isModuleRecord(const CXXRecordDecl *RD) {
 }
 
 bool isTensorType(QualType T) { return isTensorRecord(recordOfType(T)); }
+
+namespace {
+/// The type itself, or X for c10::optional<X> (std::optional<X> in LibTorch
+/// 2.x), without references.
+const TagDecl *valueTagOf(QualType T) {
+  if (T.isNull())
+    return nullptr;
+  T = T.getNonReferenceType().getCanonicalType();
+  const TagDecl *TD = T->getAsTagDecl();
+  if (const auto *Spec = llvm::dyn_cast_or_null<ClassTemplateSpecializationDecl>(TD);
+      Spec && (isNamed(Spec, "optional", {"c10"}) || isNamed(Spec, "optional", {"std"})) &&
+      Spec->getTemplateArgs().size() == 1)
+    TD = Spec->getTemplateArgs()[0].getAsType().getCanonicalType()->getAsTagDecl();
+  return TD;
+}
+} // namespace
+
+bool isDeviceType(QualType T) {
+  const TagDecl *TD = valueTagOf(T);
+  return isNamed(TD, "Device", {"c10"}) || isNamed(TD, "DeviceType", {"c10"});
+}
+
+bool isTensorOptionsType(QualType T) { return isNamed(valueTagOf(T), "TensorOptions", {"c10"}); }
+
+bool isDTypeType(QualType T) {
+  const TagDecl *TD = valueTagOf(T);
+  return isNamed(TD, "ScalarType", {"c10"}) || isNamed(TD, "TypeMeta", {"caffe2"});
+}
+
+bool isTorchFunction(const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  const DeclContext *DC = FD->getDeclContext();
+  while (DC && !DC->isTranslationUnit()) {
+    const DeclContext *Parent = DC->getParent();
+    while (Parent && Parent->isInlineNamespace())
+      Parent = Parent->getParent();
+    if (Parent && Parent->isTranslationUnit())
+      break;
+    DC = Parent;
+  }
+  return isNamespacePath(DC, {"torch"}) || isNamespacePath(DC, {"at"});
+}
+
+bool isTensorFactory(const FunctionDecl *FD) {
+  if (!FD || !FD->getIdentifier())
+    return false;
+  llvm::StringRef Name = FD->getName();
+  bool Known = llvm::StringSwitch<bool>(Name)
+                   .Cases("zeros", "ones", "empty", "full", "rand", "randn", true)
+                   .Cases("randint", "randperm", "arange", "linspace", "logspace", true)
+                   .Cases("eye", "tensor", "empty_strided", "range", true)
+                   .Default(Name.ends_with("_like"));
+  return Known && (isNamespacePath(FD->getDeclContext(), {"torch"}) ||
+                   isNamespacePath(FD->getDeclContext(), {"at"}));
+}
 bool isModuleType(QualType T) { return isModuleRecord(recordOfType(T)); }
 
 namespace matchers {
@@ -101,7 +150,7 @@ ast_matchers::internal::Matcher<Expr> tensorExpr() { return hasTensorType(); }
 
 ast_matchers::internal::Matcher<Expr> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names,
                                          llvm::StringRef Id) {
-  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(isTensorClass()))),
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(isLibTorchTensorClass()))),
                            on(expr().bind((Id + ".recv").str())))
       .bind(Id);
 }
@@ -118,7 +167,7 @@ ast_matchers::internal::Matcher<Expr> moduleToCall(llvm::StringRef Id) {
 }
 
 ast_matchers::internal::Matcher<Expr> factoryCall(llvm::StringRef Id) {
-  return callExpr(callee(functionDecl(isTensorFactory()))).bind(Id);
+  return callExpr(callee(functionDecl(isTensorFactoryDecl()))).bind(Id);
 }
 
 } // namespace matchers
@@ -127,7 +176,12 @@ std::string sourceText(const Expr *E, const ASTContext &Ctx) {
   if (!E)
     return "";
   const SourceManager &SM = Ctx.getSourceManager();
-  CharSourceRange R = SM.getExpansionRange(E->getSourceRange());
+  // As spelled where the user wrote it: a macro argument's own text, else
+  // the whole macro invocation.
+  CharSourceRange R = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(E->getSourceRange()), SM, Ctx.getLangOpts());
+  if (R.isInvalid())
+    R = SM.getExpansionRange(E->getSourceRange());
   return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
 }
 

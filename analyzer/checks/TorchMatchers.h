@@ -29,6 +29,20 @@ bool isModuleRecord(const CXXRecordDecl *RD);
 bool isTensorType(QualType T);
 /// A module by value, reference or pointer (not the ModuleHolder itself).
 bool isModuleType(QualType T);
+/// c10::Device or c10::DeviceType (also through c10::optional and aliases
+/// such as torch::Device).
+bool isDeviceType(QualType T);
+/// c10::TensorOptions (also through c10::optional, references and aliases).
+bool isTensorOptionsType(QualType T);
+/// c10::ScalarType or caffe2::TypeMeta: a dtype.
+bool isDTypeType(QualType T);
+/// A function in namespace torch or at (any nested namespace, e.g.
+/// torch::nn::functional): LibTorch's own operators and factories.
+bool isTorchFunction(const FunctionDecl *FD);
+/// A tensor factory in namespace torch or at (zeros, ones, empty, full, rand,
+/// randn, randint, randperm, arange, linspace, logspace, eye, tensor, range,
+/// empty_strided, and every `*_like`). Not from_blob: that wraps host data.
+bool isTensorFactory(const FunctionDecl *FD);
 
 // ---- Matchers ---------------------------------------------------------------
 namespace matchers {
@@ -136,6 +150,10 @@ const Expr *assignableReceiver(const Expr *Recv, const ASTContext &Ctx);
 /// dtype (the options' dtype, else float). Only for zeros, ones, empty, rand,
 /// randn and eye, whose default dtype is float.
 std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &Ctx);
+
+/// Bytes per element of a dtype spelled kHalf, torch::kFloat32,
+/// at::ScalarType::Long..., or nullopt.
+std::optional<uint64_t> dtypeSize(llvm::StringRef DType);
 
 /// "512 B", "32.0 KiB", "1.5 MiB": sizes for messages.
 std::string formatBytes(uint64_t Bytes);

@@ -28,9 +28,8 @@ std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
   std::string dbDir(path::parent_path(dbPath));
   std::vector<clang::tooling::CompileCommand> commands = db->getAllCompileCommands();
   for (clang::tooling::CompileCommand& c : commands) {
-    // JSONCompilationDatabase already joined a relative "file" to "directory".
     c.Directory = absolutePath(c.Directory, dbDir);
-    c.Filename = absolutePath(c.Filename, dbDir);
+    c.Filename = absolutePath(c.Filename, c.Directory);
     if (!c.Output.empty()) c.Output = absolutePath(c.Output, c.Directory);
   }
   return commands;

@@ -26,8 +26,10 @@ namespace devcopy::cli {
 using namespace clang;
 using namespace clang::tidy;
 
-std::unique_ptr<ClangTidyOptionsProvider> TidyConfig::provider() const {
-  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs(llvm::vfs::createPhysicalFileSystem().release());
+std::unique_ptr<ClangTidyOptionsProvider> TidyConfig::provider(
+    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) const {
+  if (!fs) fs = llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
+               llvm::vfs::createPhysicalFileSystem().release());
   if (configFile)
     return std::make_unique<ConfigOptionsProvider>(ClangTidyGlobalOptions(), defaults,
                                                    *configFile, overrides, fs);
@@ -141,7 +143,11 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
       llvm::vfs::createPhysicalFileSystem().release());
   auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(physical);
-  ClangTidyContext context(config.provider());
+  // The same file system as the tool's: clang names the main file as the
+  // command does ("src/a.cpp"), and .clang-tidy must be looked up from the
+  // command's directory, not devcopy's (ClangTool moves the overlay's, and so
+  // this physical one's, working directory to each command's).
+  ClangTidyContext context(config.provider(physical));
   UnitDatabase db(unit);
   tooling::ClangTool tool(db, {unit.file}, std::make_shared<PCHContainerOperations>(), fs);
   tool.setPrintErrorMessage(false);

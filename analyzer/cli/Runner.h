@@ -23,7 +23,10 @@ struct TidyConfig {
   clang::tidy::ClangTidyOptions overrides;                  // --checks
 
   /// A fresh provider (one per worker: providers cache and are not shared).
-  std::unique_ptr<clang::tidy::ClangTidyOptionsProvider> provider() const;
+  /// Relative file names resolve against `fs`'s working directory (a worker
+  /// passes its tool's, which follows each command's "directory").
+  std::unique_ptr<clang::tidy::ClangTidyOptionsProvider> provider(
+      llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = nullptr) const;
 };
 
 struct TranslationUnit {

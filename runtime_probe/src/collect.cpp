@@ -160,16 +160,19 @@ void merge_aliases(Collected& c) {
     std::size_t head = order[k];
     const unsigned char* reach = end(head);
     for (++k; k < order.size() && dev(order[k]) == dev(head) && begin(order[k]) < reach; ++k) {
-      Storage& into = c.storages[head];
+      Storage& into = c.storages[head];  // the lowest address: `from` starts inside it
       Storage& from = c.storages[order[k]];
       reach = std::max(reach, end(order[k]));
-      // The larger span stands for both; other dtypes or spans cannot be compared.
-      bool same = from.span.nbytes == into.span.nbytes && from.dtype == into.dtype;
-      if (from.span.nbytes > into.span.nbytes) {
-        into.span = from.span;
-        into.dtype = from.dtype;
+      if (end(order[k]) <= end(head) && from.span.nbytes < into.span.nbytes) {
+        // A part of `into` (a blob over half a weight): `into` still stands for the memory.
+      } else if (from.span.nbytes == into.span.nbytes && begin(order[k]) == begin(head)) {
+        into.comparable = into.comparable && from.comparable && from.dtype == into.dtype;
+      } else {
+        // Reaching past `into`: one span over both, no single element type.
+        into.span.nbytes = reach - begin(head);
+        into.comparable = false;
       }
-      into.comparable = same && into.comparable && from.comparable;
+      into.category = std::min(into.category, from.category);
       into.names.insert(into.names.end(), from.names.begin(), from.names.end());
       into.others.insert(into.others.end(), from.others.begin(), from.others.end());
       gone[order[k]] = true;
@@ -191,6 +194,7 @@ Collected collect(const torch::nn::Module& module, const InspectOptions& options
   for (const auto& [name, t] : options.tensors) c.add(name, t, Role::compared, Category::root);
   for (const auto& [name, opt] : options.optimizers)
     if (opt != nullptr) add_optimizer(c, name + ".", *opt);
+  for (const auto& [name, t] : options.held) c.add(name, t, Role::reachable, Category::root);
   Collected out = c.take();
   merge_aliases(out);
   return out;

@@ -22,6 +22,8 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -43,6 +45,7 @@ enum class Kind : std::uint8_t {
   sync,        // _local_scalar_dense (item), nonzero: wait for the device
   user_scope,  // ModuleScope or a RecordFunction user scope
   backward,    // an autograd node
+  engine,      // the engine's evaluate_function around a node and its hooks
 };
 
 struct Frame {
@@ -52,26 +55,54 @@ struct Frame {
 };
 
 // POD thread-locals: constant-initialised, so no TLS guard on the hot path.
-constexpr int kMaxFrames = 128;
-thread_local Frame t_frames[kMaxFrames];
+// Past kInlineFrames the stack moves to the heap (kept for the thread's life:
+// only threads that went that deep pay for it).
+constexpr int kInlineFrames = 128;
+thread_local Frame t_inline[kInlineFrames];
+thread_local Frame* t_heap = nullptr;
+thread_local int t_capacity = 0;
 thread_local int t_depth = 0;
-thread_local unsigned t_ops = 0;  // ops seen while unread copies exist
+thread_local int t_copies = 0;  // copy_ and sync frames open on this thread
+
+bool copyish(Kind k) { return k == Kind::copy || k == Kind::sync; }
+
+Frame* frames() { return t_heap ? t_heap : t_inline; }
 
 void push(const void* id, const char* name, Kind kind) {
-  if (t_depth < kMaxFrames) t_frames[t_depth] = Frame{id, name, kind};
-  ++t_depth;
+  const int capacity = t_heap ? t_capacity : kInlineFrames;
+  if (t_depth == capacity) {
+    auto* bigger = new Frame[2 * capacity];
+    std::copy(frames(), frames() + t_depth, bigger);
+    delete[] t_heap;
+    t_heap = bigger;
+    t_capacity = 2 * capacity;
+  }
+  frames()[t_depth++] = Frame{id, name, kind};
+  if (copyish(kind)) ++t_copies;
 }
 
 // Pops `id` and anything left above it (an async op that ended elsewhere);
 // an id not on this thread's stack is ignored.
 void pop(const void* id) {
-  if (t_depth > kMaxFrames) {
-    --t_depth;
-    return;
-  }
+  Frame* f = frames();
   for (int i = t_depth - 1; i >= 0; --i) {
-    if (t_frames[i].id == id) {
+    if (f[i].id == id) {
+      for (int j = i; j < t_depth; ++j)
+        if (copyish(f[j].kind)) --t_copies;
       t_depth = i;
+      return;
+    }
+  }
+}
+
+// A ModuleScope ends: only its own frame goes, so one destroyed out of order
+// leaves the others' names in place.
+void remove(const void* id) {
+  Frame* f = frames();
+  for (int i = t_depth - 1; i >= 0; --i) {
+    if (f[i].id == id) {
+      std::copy(f + i + 1, f + t_depth, f + i);
+      --t_depth;
       return;
     }
   }
@@ -85,6 +116,7 @@ Kind classify(const at::RecordFunction& fn, const char* name) {
     case at::RecordScope::USER_SCOPE: return Kind::user_scope;
     default: break;
   }
+  if (std::strncmp(name, "autograd::engine::", 18) == 0) return Kind::engine;
   if (std::strncmp(name, "aten::", 6) != 0) return Kind::other;
   const char* op = name + 6;
   switch (op[0]) {
@@ -124,11 +156,7 @@ struct Position {
 
 Position position() {
   Position p;
-  // Past kMaxFrames the stack is not recorded: treat it as nested (uncounted).
-  if (t_depth > kMaxFrames) {
-    p.inside_copy = true;
-    return p;
-  }
+  const Frame* t_frames = frames();
   const int top = t_depth - 1;
   int chain = 0;
   for (int i = 0; i < top; ++i) {
@@ -142,6 +170,10 @@ Position position() {
       case Kind::backward:
         chain = i + 1;
         p.under_backward = true;
+        break;
+      case Kind::engine:  // hooks run here, outside the node: user code
+        chain = i + 1;
+        p.under_backward = false;
         break;
       default: break;
     }
@@ -168,7 +200,7 @@ std::string dtype_of(const at::Tensor& t) {
   return std::string(name.data(), name.size());
 }
 
-const c10::StorageImpl* storage_of(const at::Tensor& t) {
+c10::StorageImpl* storage_of(const at::Tensor& t) {
   if (!t.defined() || !t.has_storage()) return nullptr;
   return t.storage().unsafeGetStorageImpl();
 }
@@ -182,6 +214,8 @@ bool pinned(const at::Tensor& t) {
 bool on_device(const at::Tensor& t) { return !t.is_cpu() && !t.is_meta(); }
 
 // ---- the events -------------------------------------------------------------
+
+std::atomic<LocationProvider> t_provider{nullptr};
 
 void on_copy(const at::RecordFunction& fn) {
   const auto in = fn.inputs();
@@ -214,13 +248,33 @@ void on_copy(const at::RecordFunction& fn) {
                                 host.is_cpu() && !host_pinned;
   // Only a result the op allocated can be "discarded"; in-place copies fill
   // a buffer the caller owns, and autograd's copies belong to the engine.
-  facts.track = pos.fresh_result && !in_place && !pos.under_backward && storage_of(dst) &&
-                dst.numel() > 0;
-  if (facts.track) {
+  const bool track = pos.fresh_result && !in_place && !pos.under_backward && storage_of(dst) &&
+                     dst.numel() > 0;
+  static const bool debug = std::getenv("DEVCOPY_STACK_DEBUG") != nullptr;
+  if (debug) {  // why a copy is (not) tracked: the op frames under it
+    std::fprintf(stderr, "devcopy: copy_ track=%d fresh=%d in_place=%d backward=%d:", track,
+                 pos.fresh_result, in_place, pos.under_backward);
+    for (int i = 0; i < t_depth; ++i)
+      std::fprintf(stderr, " %s/%d", frames()[i].name, static_cast<int>(frames()[i].kind));
+    std::fprintf(stderr, "\n");
+  }
+  if (track) {
     e.shape = shape_of(dst);
-    facts.dst = weak_storage(dst);
+    facts.dst = dst.storage().unsafeGetStorageImpl();
+    facts.dst_weak = weak_storage(dst);
     if (storage_of(src)) facts.src = weak_storage(src);
     facts.src_impl = src.unsafeGetTensorImpl();
+  }
+  // Where: only for copies that may become findings.
+  Stack stack;
+  if (track || facts.pageable_non_blocking) {
+    if (e.shape.empty()) e.shape = shape_of(dst);
+    const LocationProvider provider = t_provider.load(std::memory_order_acquire);
+    if (provider) e.where = provider();
+    if (!e.where.known() && Hub::capture_stacks()) {
+      capture(stack);
+      facts.stack = &stack;
+    }
   }
   Hub::get().copied(std::move(e), std::move(facts));
 }
@@ -251,28 +305,26 @@ void on_sync(const at::RecordFunction& fn) {
   Hub::get().synced();
 }
 
-// Storages of every tensor an op reads that may be an unread copy. Without
-// one, the hub is visited only every kPollEvery ops, to find dead copies.
+void read_if_tracked(const at::Tensor& t) {
+  c10::StorageImpl* s = storage_of(t);
+  if (s && is_tracked(s)) Hub::get().read(s);
+}
+
+// An op that takes an unread copy (or a view of it) reads it. The check is
+// the storage's deleter: no lock, no table, and only while unread copies live.
 void on_inputs(const at::RecordFunction& fn, Kind kind) {
   const auto in = fn.inputs();
   // copy_ writes its first argument: that is no read.
   const size_t first = kind == Kind::copy ? 1 : 0;
-  c10::SmallVector<const c10::StorageImpl*, 8> read;
   for (size_t i = first; i < in.size(); ++i) {
     const c10::IValue& v = in[i];
     if (v.isTensor()) {
-      auto* s = storage_of(v.toTensor());
-      if (s && Hub::maybe_unread(s)) read.push_back(s);
+      read_if_tracked(v.toTensor());
     } else if (v.isList()) {
-      for (const c10::IValue& item : v.toListRef()) {
-        if (!item.isTensor()) continue;
-        auto* s = storage_of(item.toTensor());
-        if (s && Hub::maybe_unread(s)) read.push_back(s);
-      }
+      for (const c10::IValue& item : v.toListRef())
+        if (item.isTensor()) read_if_tracked(item.toTensor());
     }
   }
-  if (read.empty() && ++t_ops % Hub::kPollEvery != 0) return;
-  Hub::get().read(read.data(), read.size());
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -280,8 +332,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const Kind kind = classify(fn, name);
   push(&fn, name, kind);
   if (!Hub::active()) return nullptr;
-  // Reads first: copy_'s source may be an unread copy itself.
-  if (Hub::has_unread() && kind != Kind::user_scope) on_inputs(fn, kind);
+  // Reads first: copy_'s source may be an unread copy itself. Ops inside a
+  // copy (2.x's CUDA copy expands its destination) are its own steps: the
+  // outer copy_ already read what it reads.
+  if (Hub::has_unread() && kind != Kind::user_scope && t_copies <= (copyish(kind) ? 1 : 0))
+    on_inputs(fn, kind);
   switch (kind) {
     case Kind::copy: on_copy(fn); break;
     case Kind::set_data:
@@ -307,7 +362,7 @@ at::CallbackHandle add_callback() {
 void remove_callback(at::CallbackHandle handle) { at::removeCallback(handle); }
 
 void push_scope(const void* id, const char* name) { push(id, name, Kind::user_scope); }
-void pop_scope(const void* id) { pop(id); }
+void pop_scope(const void* id) { remove(id); }
 
 }  // namespace observer
 
@@ -317,8 +372,11 @@ ModuleScope::ModuleScope(std::string name) : name_(std::move(name)) {
 ModuleScope::~ModuleScope() { observer::pop_scope(this); }
 
 void mark_read(const at::Tensor& tensor) {
-  if (!observer::Hub::active() || !observer::Hub::has_unread()) return;
-  if (auto* s = observer::storage_of(tensor)) observer::Hub::get().read(&s, 1);
+  if (observer::Hub::has_unread()) observer::read_if_tracked(tensor);
+}
+
+void set_location_provider(LocationProvider provider) {
+  observer::t_provider.store(provider, std::memory_order_release);
 }
 
 }  // namespace devcopy

@@ -22,6 +22,7 @@ struct CopyEvent {
   std::int64_t bytes = 0;  // bytes written
   bool non_blocking = false;
   bool dst_pinned = false;
+  SourceLocation where;  // given by a front end (Python), else from the stack
 };
 
 /// One set_data (Module::to swaps each parameter's storage through it).

@@ -1,11 +1,13 @@
-// The hub's bookkeeping and the CopyObserver members. Unread copies live in a
-// vector (swap-remove) indexed by destination storage; each visit from the
-// callback (an op that may read one, or every kPollEvery-th op) checks four
-// of them for death, round robin, so a dropped copy is found within a few
-// ops, and a long-lived unread copy costs an op O(1), not O(pending).
+// The hub's bookkeeping and the CopyObserver members. Copies are judged when
+// their storage is freed (tracked_deleter), findings are merged by call site
+// (copy_observer_sites.h), and the stacks of a report's sites are symbolized
+// outside the hub's lock, so copying threads wait only for a snapshot.
 #include "copy_observer_hub.h"
 
 #include <torch/nn/module.h>
+
+#include <cstdio>
+#include <optional>
 
 namespace devcopy {
 namespace observer {
@@ -21,36 +23,55 @@ constexpr std::size_t kPruneMoves = 4096;
 
 std::atomic<bool> Hub::active_{false};
 std::atomic<std::size_t> Hub::unread_{0};
-std::atomic<std::uint64_t> Hub::filter_{0};
+std::atomic<bool> Hub::stacks_{false};
 
 Hub& Hub::get() {
   static Hub* hub = new Hub;  // intentionally leaked, see the header
   return *hub;
 }
 
+void tracked_deleter(void* context) {
+  if (c10::DeleterFnPtr deleter = Hub::get().freed(context)) deleter(context);
+}
+
 void Hub::attach(CopyObserver::State* state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
+    stacks_.store(stacks_supported(), std::memory_order_relaxed);
     handle_ = add_callback();
     active_.store(true, std::memory_order_relaxed);
   }
   state->since = ++seq_;
+  state->copies = copies_;
   observers_.push_back(state);
 }
 
 void Hub::detach(CopyObserver::State* state) {
-  std::lock_guard<std::mutex> lock(mu_);
-  observers_.erase(std::remove(observers_.begin(), observers_.end(), state), observers_.end());
-  if (!observers_.empty()) return;
-  // The last one: LibTorch runs as before, and no weak reference survives.
-  active_.store(false, std::memory_order_relaxed);
-  remove_callback(handle_);
-  unread_list_.clear();
-  unread_index_.clear();
-  cursor_ = 0;
-  overflow_ = false;
-  moves_.clear();
-  publish();
+  std::vector<c10::intrusive_ptr<c10::StorageImpl>> alive;  // released unlocked: a free calls back
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    observers_.erase(std::remove(observers_.begin(), observers_.end(), state), observers_.end());
+    if (!observers_.empty()) return;
+    // The last one: LibTorch runs as before. Live tracked copies get their
+    // allocator's deleter back; one being freed right now (no longer
+    // lockable) keeps its entry until tracked_deleter runs.
+    active_.store(false, std::memory_order_relaxed);
+    remove_callback(handle_);
+    for (auto it = tracked_.begin(); it != tracked_.end();) {
+      auto storage = it->second.dst.lock();
+      if (!storage) {
+        ++it;
+        continue;
+      }
+      (void)mutable_data_ptr(*storage).compare_exchange_deleter(&tracked_deleter,
+                                                                it->second.deleter);
+      alive.push_back(std::move(storage));
+      it = tracked_.erase(it);
+    }
+    overflow_ = false;
+    moves_.clear();
+    publish();
+  }
 }
 
 void Hub::watch(CopyObserver::State* state,
@@ -76,6 +97,8 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) return;  // a callback already running when the last one left
   const std::uint64_t seq = ++seq_;
+  const std::uint64_t ordinal = ++copies_;
+  if (facts.src_impl) event.tensor = name_of(facts.src_impl);
   for (CopyObserver::State* s : observers_) {
     CopyRoute& r = s->routes[{event.src_device, event.dst_device, event.dtype}];
     if (r.count == 0) {
@@ -86,19 +109,24 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
     ++r.count;
     r.bytes += event.bytes;
     if (facts.sync) ++s->host_syncs;
-    if (facts.pageable_non_blocking) s->findings.push_back(pageable_non_blocking(event));
+    if (facts.pageable_non_blocking)
+      s->sites.add(Verdict::pageable_non_blocking, event, facts.stack, ordinal - s->copies);
   }
-  if (!facts.track) return;
-  if (unread_list_.size() >= kMaxUnread) {
+  if (!facts.dst) return;
+  if (tracked_.size() >= kMaxUnread) {
     overflow_ = true;
     return;
   }
-  if (facts.src_impl) event.tensor = name_of(facts.src_impl);
-  const c10::StorageImpl* key = facts.dst._unsafe_get_target();
-  if (unread_index_.count(key)) return;  // already watched (cannot happen for a fresh result)
-  unread_index_[key] = unread_list_.size();
-  unread_list_.push_back(Unread{std::move(facts.dst), std::move(facts.src), seq, std::move(event)});
-  filter_.fetch_or(bit(key), std::memory_order_relaxed);
+  at::DataPtr& data = mutable_data_ptr(*facts.dst);
+  void* context = data.get_context();
+  const c10::DeleterFnPtr deleter = data.get_deleter();
+  // Without a context or a deleter of its own the free cannot be told apart.
+  if (!context || !deleter || deleter == &tracked_deleter || tracked_.count(context)) return;
+  if (!data.compare_exchange_deleter(deleter, &tracked_deleter)) return;
+  Tracked t{deleter, std::move(facts.dst_weak), std::move(facts.src), seq, ordinal,
+            std::move(event), {}};
+  if (facts.stack) t.stack = *facts.stack;
+  tracked_.emplace(context, std::move(t));
   publish();
 }
 
@@ -119,78 +147,84 @@ void Hub::synced() {
   for (CopyObserver::State* s : observers_) ++s->host_syncs;
 }
 
-void Hub::read(const c10::StorageImpl* const* storages, std::size_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto it = unread_index_.find(storages[i]);
-    if (it != unread_index_.end()) forget(it->second);
+void Hub::read(c10::StorageImpl* storage) {
+  std::optional<Tracked> gone;  // destroyed unlocked
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    at::DataPtr& data = mutable_data_ptr(*storage);
+    auto it = tracked_.find(data.get_context());
+    if (it == tracked_.end()) return;
+    (void)data.compare_exchange_deleter(&tracked_deleter, it->second.deleter);
+    gone.emplace(std::move(it->second));
+    tracked_.erase(it);
+    publish();
   }
-  poll(4);
-  publish();
 }
 
-// Callers hold mu_. Rebuilding the filter is O(unread); past 64 entries it
-// is nearly all ones anyway, so it is only rebuilt below that.
-void Hub::publish() {
-  unread_.store(unread_list_.size(), std::memory_order_relaxed);
-  if (unread_list_.size() > 64) return;
-  std::uint64_t bits = 0;
-  for (const Unread& u : unread_list_) bits |= bit(u.dst._unsafe_get_target());
-  filter_.store(bits, std::memory_order_relaxed);
-}
-
-void Hub::forget(std::size_t i) {
-  unread_index_.erase(unread_list_[i].dst._unsafe_get_target());
-  if (i + 1 != unread_list_.size()) {
-    unread_list_[i] = std::move(unread_list_.back());
-    unread_index_[unread_list_[i].dst._unsafe_get_target()] = i;
-  }
-  unread_list_.pop_back();
-}
-
-void Hub::poll(std::size_t budget) {
-  for (std::size_t k = 0; k < budget && !unread_list_.empty(); ++k) {
-    if (cursor_ >= unread_list_.size()) cursor_ = 0;
-    Unread& u = unread_list_[cursor_];
-    if (!u.dst.expired()) {
-      ++cursor_;
-      continue;
+c10::DeleterFnPtr Hub::freed(void* context) {
+  std::optional<Tracked> t;  // destroyed unlocked
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tracked_.find(context);
+    if (it == tracked_.end()) {
+      // Cannot happen: every exchange adds an entry, only a restore or this
+      // free removes it. Leaking beats calling a wrong deleter.
+      std::fprintf(stderr, "devcopy: internal error: a tracked copy's deleter is unknown\n");
+      return nullptr;
     }
+    t.emplace(std::move(it->second));
+    tracked_.erase(it);
+    publish();
     // Freed unread. Only a copy whose source is still alive freed nothing;
     // a copy outliving its source was a move.
-    if (!u.src.expired()) {
+    if (!observers_.empty() && !t->src.expired()) {
       for (CopyObserver::State* s : observers_) {
-        if (u.seq <= s->since) continue;
-        s->findings.push_back(discarded_copy(u.event));
-        if (u.event.non_blocking && u.event.dst_pinned)
-          s->findings.push_back(pinned_block_held(u.event));
+        if (t->seq <= s->since) continue;
+        const std::uint64_t ordinal = t->ordinal - s->copies;
+        const Stack* stack = t->stack.size ? &t->stack : nullptr;
+        s->sites.add(Verdict::discarded, t->event, stack, ordinal);
+        if (t->event.non_blocking && t->event.dst_pinned)
+          s->sites.add(Verdict::pinned_block_held, t->event, stack, ordinal);
       }
     }
-    forget(cursor_);
   }
+  return t->deleter;
 }
 
 Report Hub::report(const CopyObserver::State& state) {
-  std::lock_guard<std::mutex> lock(mu_);
-  poll(unread_list_.size());
-  publish();
   Report r;
-  for (const Finding& f : state.findings) r.add(f);
-  for (const Move& m : moves_) {
-    if (m.seq <= state.since) continue;
-    auto old = m.old_storage.lock();
-    if (old) r.add(stale_after_move(m.event, static_cast<std::int64_t>(old->nbytes())));
+  std::vector<Site> sites;
+  std::vector<c10::intrusive_ptr<c10::StorageImpl>> held;  // released unlocked
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sites = state.sites.snapshot();
+    for (const Move& m : moves_) {
+      if (m.seq <= state.since) continue;
+      auto old = m.old_storage.lock();
+      if (!old) continue;
+      r.add(stale_after_move(m.event, static_cast<std::int64_t>(old->nbytes())));
+      held.push_back(std::move(old));
+    }
+    for (const auto& [key, route] : state.routes) r.add(route);
+    r.set_host_syncs(state.host_syncs);
+    if (overflow_)
+      r.add(Skipped{"", "more than " + std::to_string(kMaxUnread) +
+                            " copies were alive and unread at once: later copies were counted "
+                            "but not checked for discarded results"});
+    if (state.sites.overflowed())
+      r.add(Skipped{"", "findings at more than " + std::to_string(Sites::kMax) +
+                            " distinct call sites: later sites are merged into one finding "
+                            "per kind, without a location"});
   }
-  for (const auto& [key, route] : state.routes) r.add(route);
-  r.set_host_syncs(state.host_syncs);
-  if (overflow_)
-    r.add(Skipped{"", "more than " + std::to_string(kMaxUnread) +
-                          " copies were alive and unread at once: later copies were counted "
-                          "but not checked for discarded results"});
-  return r;
+  Report out;
+  for (Finding& f : site_findings(sites, symbols_)) out.add(std::move(f));
+  out.merge(r);
+  return out;
 }
 
 }  // namespace observer
+
+bool locates_copies() { return observer::stacks_supported(); }
 
 CopyObserver::CopyObserver() : state_(std::make_unique<State>()) {
   observer::Hub::get().attach(state_.get());

@@ -1,10 +1,18 @@
 // The shared state behind every CopyObserver: one process-wide hub, fed by
 // the RecordFunction callback (copy_observer.cpp) and read by report().
-// Everything in it is guarded by one mutex; the callback's per-op fast path
-// reads only the atomics (and takes the mutex only when an input may be an
-// unread copy, or every kPollEvery ops to look for dead ones).
+//
+// A fresh copy result is tracked by exchanging the deleter of its storage's
+// DataPtr for tracked_deleter (the allocator's context is kept, so the CUDA
+// host allocator's events still find their block). The free itself then
+// tells the hub, at the moment it happens, on whatever thread: nothing is
+// polled and no address outlives its allocation (an entry is keyed by the
+// allocation's context and erased by its own free). An op that reads the
+// result restores the allocator's deleter: a read copy is never tracked
+// again. The callback's per-op fast path compares each input's deleter with
+// tracked_deleter, lock-free, and only while tracked copies are alive.
 #pragma once
 
+#include <c10/core/Allocator.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/core/UndefinedTensorImpl.h>
@@ -20,6 +28,8 @@
 #include <vector>
 
 #include "copy_observer_findings.h"
+#include "copy_observer_sites.h"
+#include "copy_observer_stack.h"
 #include "devcopy/copy_observer.h"
 
 namespace devcopy {
@@ -31,14 +41,34 @@ using WeakTensor = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensor
 
 inline WeakStorage no_storage() { return WeakStorage(c10::intrusive_ptr<c10::StorageImpl>()); }
 
+/// The deleter a tracked copy's storage carries while it is unread.
+void tracked_deleter(void* context);
+
+/// The storage's DataPtr, writable without 2.x's copy-on-write and
+/// data-access checks (the observer never touches the bytes).
+template <class S>
+auto mutable_data_ptr(S& s, int) -> decltype(s._mutable_data_ptr_no_checks()) {
+  return s._mutable_data_ptr_no_checks();
+}
+template <class S>
+at::DataPtr& mutable_data_ptr(S& s, long) {
+  return s.data_ptr();
+}
+inline at::DataPtr& mutable_data_ptr(c10::StorageImpl& s) { return mutable_data_ptr(s, 0); }
+
+inline bool is_tracked(const c10::StorageImpl* s) {
+  return s->data_ptr().get_deleter() == &tracked_deleter;
+}
+
 /// What the callback decided about one copy, beside its CopyEvent.
 struct CopyFacts {
   bool sync = false;                   // device-to-host, the host waits
   bool pageable_non_blocking = false;  // ineffective-non-blocking, reported at once
-  bool track = false;                  // a fresh result: watch whether it is read
-  WeakStorage dst = no_storage();
+  c10::StorageImpl* dst = nullptr;     // a fresh result: track whether it is read
+  WeakStorage dst_weak = no_storage();
   WeakStorage src = no_storage();
   const c10::TensorImpl* src_impl = nullptr;  // compared only, for a watched name
+  const Stack* stack = nullptr;               // where, when captured
 };
 
 /// RecordFunction registration (copy_observer.cpp).
@@ -47,18 +77,13 @@ void remove_callback(std::uint64_t handle);
 
 class Hub {
  public:
-  /// Never destroyed: a callback may still run while the process exits.
+  /// Never destroyed: a callback or a tracked free may still run while the
+  /// process exits.
   static Hub& get();
   static bool active() { return active_.load(std::memory_order_relaxed); }
+  /// Whether any tracked copy is alive and unread.
   static bool has_unread() { return unread_.load(std::memory_order_relaxed) != 0; }
-  /// False when `storage` is certainly no unread copy: a 64-bit filter of
-  /// their addresses, read without the mutex (a stale bit only costs a lock).
-  static bool maybe_unread(const c10::StorageImpl* storage) {
-    return (filter_.load(std::memory_order_relaxed) & bit(storage)) != 0;
-  }
-  /// Ops a thread runs between two checks for dead unread copies when none
-  /// of their inputs may be one.
-  static constexpr unsigned kPollEvery = 16;
+  static bool capture_stacks() { return stacks_.load(std::memory_order_relaxed); }
 
   void attach(CopyObserver::State* state);
   void detach(CopyObserver::State* state);
@@ -67,17 +92,23 @@ class Hub {
   void copied(CopyEvent event, CopyFacts facts);
   void moved(MoveEvent event, WeakStorage old_storage, const c10::TensorImpl* self);
   void synced();
-  /// An op read these storages: copies into them are used.
-  void read(const c10::StorageImpl* const* storages, std::size_t n);
+  /// An op read this tracked storage: its copy is used.
+  void read(c10::StorageImpl* storage);
+  /// tracked_deleter: the allocator's deleter for `context`, after judging
+  /// the copy freed there.
+  c10::DeleterFnPtr freed(void* context);
 
   Report report(const CopyObserver::State& state);
 
  private:
-  struct Unread {
-    WeakStorage dst;
+  struct Tracked {
+    c10::DeleterFnPtr deleter;  // the allocator's
+    WeakStorage dst;            // to give the allocator its deleter back on detach
     WeakStorage src;
     std::uint64_t seq;
+    std::uint64_t ordinal;  // among all copies seen
     CopyEvent event;
+    Stack stack;
   };
   struct Move {
     WeakStorage old_storage;
@@ -85,37 +116,32 @@ class Hub {
     MoveEvent event;
   };
 
-  void forget(std::size_t i);
-  void poll(std::size_t budget);  // checks up to `budget` unread copies for death
-  void publish();
-  static std::uint64_t bit(const c10::StorageImpl* s) {
-    // Fibonacci hashing of the address (allocations are 16-byte aligned).
-    return std::uint64_t{1} << ((reinterpret_cast<std::uintptr_t>(s) >> 4) *
-                                    0x9E3779B97F4A7C15ull >> 58);
-  }
+  void publish() { unread_.store(tracked_.size(), std::memory_order_relaxed); }
+  void record(const std::string& kind, const Tracked& t);
   std::string name_of(const c10::TensorImpl* impl) const;
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
-  static std::atomic<std::uint64_t> filter_;
+  static std::atomic<bool> stacks_;
 
   std::mutex mu_;
   std::vector<CopyObserver::State*> observers_;
   std::uint64_t handle_ = 0;
   std::uint64_t seq_ = 0;
-  std::vector<Unread> unread_list_;
-  std::unordered_map<const c10::StorageImpl*, std::size_t> unread_index_;
-  std::size_t cursor_ = 0;
+  std::uint64_t copies_ = 0;
+  std::unordered_map<void*, Tracked> tracked_;  // by the allocation's context
   bool overflow_ = false;
   std::vector<Move> moves_;
+  Symbols symbols_;  // stack hash -> user frame, shared by every observer
 };
 
 }  // namespace observer
 
 struct CopyObserver::State {
-  std::uint64_t since = 0;  // events with a larger sequence number are ours
+  std::uint64_t since = 0;   // events with a larger sequence number are ours
+  std::uint64_t copies = 0;  // copies seen before it started (ordinals are relative)
   std::map<std::tuple<std::string, std::string, std::string>, CopyRoute> routes;
-  std::vector<Finding> findings;
+  observer::Sites sites;
   std::int64_t host_syncs = 0;
   std::unordered_map<const c10::TensorImpl*, std::pair<observer::WeakTensor, std::string>> names;
 };

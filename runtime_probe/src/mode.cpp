@@ -1,6 +1,12 @@
 #include "devcopy/mode.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -52,6 +58,29 @@ void enforce(const Report& report, Mode mode, std::ostream& out) {
 }
 
 void enforce(const Report& report, Mode mode) { enforce(report, mode, std::cerr); }
+
+std::string write_json(const Report& report, const std::string& path) {
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  if (ec) return "devcopy: cannot create " + target.parent_path().string() + ": " + ec.message();
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  const std::string json = report.to_json() + "\n";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return "devcopy: cannot write " + tmp + ": " + std::strerror(errno);
+  const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    return "devcopy: cannot write " + tmp + ": " + std::strerror(ok ? errno : err);
+  }
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return "devcopy: cannot rename " + tmp + " to " + path + ": " + ec.message();
+  }
+  return {};
+}
 
 Report only(const Report& report, std::string_view kind) {
   Report out;

@@ -147,6 +147,13 @@ void print_list(std::ostream& os, const char* label, const std::vector<std::stri
 
 }  // namespace
 
+std::string location_text(const SourceLocation& l) {
+  std::string out = l.file.empty() ? std::string("<no debug info>") : l.file;
+  if (l.line > 0) out += ":" + std::to_string(l.line);
+  if (!l.function.empty()) out += " in " + l.function;
+  return out;
+}
+
 std::string Report::to_json() const {
   std::ostringstream os;
   {
@@ -161,6 +168,12 @@ std::string Report::to_json() const {
       obj.str("op", f.op);
       obj.str("module", f.module);
       obj.strs("details", f.details);
+      obj.str("function", f.location.function);
+      obj.str("file", f.location.file);
+      obj.num("line", f.location.line);
+      obj.num("count", f.count);
+      obj.num("first", f.first);
+      obj.num("last", f.last);
     });
     put_array(root, "shared", shared_, [](std::ostream& o, const SharedStorage& s) {
       Object obj(o);
@@ -227,6 +240,9 @@ std::ostream& operator<<(std::ostream& os, const Finding& f) {
   print_list(os, "devices", f.devices);
   if (!f.op.empty()) os << "    op: " << f.op << '\n';
   if (!f.module.empty()) os << "    module: " << f.module << '\n';
+  if (f.location.known()) os << "    at: " << location_text(f.location) << '\n';
+  if (f.count > 1)
+    os << "    " << f.count << " times, copies #" << f.first << " to #" << f.last << '\n';
   for (const std::string& d : f.details) os << "      " << d << '\n';
   return os;
 }

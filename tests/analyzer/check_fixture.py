@@ -6,10 +6,16 @@ In the spirit of LLVM's check_clang_tidy.py (which Debian does not package):
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: result of 'to()' is discarded{{.*}} [devcopy-discarded-copy]
   // CHECK-FIXES: x = x.to(torch::kCPU);
 
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: ...
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: loop starts here
+
 Every diagnostic must be expected (FileCheck --implicit-check-not), every
 expectation met, and the file after --fix must match the CHECK-FIXES lines.
-A fixture with no CHECK-MESSAGES must produce no diagnostic at all, and one
-with no CHECK-FIXES must be left unchanged by --fix.
+As in check_clang_tidy.py, CHECK-MESSAGES checks warnings and errors (notes
+may be listed but are not required), CHECK-NOTES checks warnings, errors and
+notes alike (every note must be expected), and a fixture uses one or the
+other. A fixture with neither must produce no diagnostic at all, and one with
+no CHECK-FIXES must be left unchanged by --fix.
 
   check_fixture.py --tool clang-tidy-19 [--load plugin.so] --checks devcopy-x
                    [--tool-arg OPT]... --filecheck FileCheck [--save OUT]
@@ -101,6 +107,9 @@ def main():
     # The CHECK comments go (line numbers stay) so --fix output holds only code.
     cleaned = CHECK_LINE.sub("//", source)
     want_messages = "CHECK-MESSAGES:" in source
+    want_notes = "CHECK-NOTES:" in source
+    if want_messages and want_notes:
+        fail("use either CHECK-MESSAGES or CHECK-NOTES, not both")
     want_fixes = "CHECK-FIXES:" in source
 
     tmp = tempfile.mkdtemp(prefix="devcopy-fixture-")
@@ -138,10 +147,13 @@ def main():
             print(stderr)
             fail(f"the fixture does not compile (exit {rc})")
 
-        if want_messages:
+        if want_notes:
+            filecheck(args, args.fixture, "\n".join(diags) + "\n", "CHECK-NOTES",
+                      ["--implicit-check-not={{note|warning|error}}:"])
+        elif want_messages:
             filecheck(args, args.fixture, "\n".join(diags) + "\n", "CHECK-MESSAGES",
                       ["--implicit-check-not={{warning|error}}:"])
-        elif any(" warning: " in d for d in diags):
+        elif any(" warning: " in d or " note: " in d for d in diags):
             fail("expected no diagnostics")
 
         fixed = open(path, encoding="utf-8").read()

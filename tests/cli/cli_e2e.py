@@ -308,6 +308,7 @@ def only_error_line(result, *needles):
     return line
 
 
+HEADERS_TOO = "HeaderFilterRegex: '.*'\nCheckOptions: {MainFileOnly: false}\n"
 FIXED_TRAIN = ("prev = prev.to(torch::kCPU, true);",
                "torch::ones({4}, torch::TensorOptions().device(dev))")
 
@@ -328,6 +329,7 @@ def case_fix_paths(args):
     check(out.count("[devcopy-copy-in-loop]") == 1, f"one finding per file, not per path:\n{out}")
     check(os.path.islink(p.path("alias")), "the symlink was replaced")
     # A header reached through -Iinc and -Ilink (a symlink to inc).
+    p.write(".clang-tidy", HEADERS_TOO)
     p.write("inc/off.h", "#include <torch/torch.h>\n"
             "inline void off(torch::Tensor p) {\n  p.to(torch::kCPU, true);\n}\n")
     os.symlink("inc", p.path("link"))
@@ -346,6 +348,7 @@ def case_fix_paths(args):
 def case_fix_readonly(args):
     """A file that cannot be written: exit 2, its findings reported, no file changed."""
     p = Project(args)
+    p.write(".clang-tidy", HEADERS_TOO)
     p.write("inc/off.h", "#include <torch/torch.h>\n"
             "inline void off(torch::Tensor p) {\n  p.to(torch::kCPU, true);\n}\n")
     p.write("src/train.cpp", '#include "../inc/off.h"\n' + p.read("src/train.cpp"))
@@ -397,7 +400,9 @@ def case_atomic_output(args):
         check(not leftovers, f"temporary files left: {leftovers}")
     # A write failure is an error (2), in one line, whether --output or stdout.
     p.set_sources(["train.cpp"])
-    only_error_line(p.analyze("--output", "/dev/full"), "/dev/full", "space")
+    rc, out, err = p.analyze("--output", "/dev/full")
+    expect_error((rc, out, err), "/dev/full", "space")
+    check("LLVM ERROR" not in err, err)
     with open("/dev/full", "w") as full:
         proc = subprocess.run([args.devcopy, "analyze", "--no-progress"], cwd=p.dir,
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
@@ -464,7 +469,7 @@ def case_hostile(args):
         only_error_line(p.analyze("--baseline", f"bl_{name}.json"), f"bl_{name}.json")
         tried += 1
     for name, text in [("deep", "Checks: " + "[" * 50000), ("binary", "\x00\x01\xff" * 100),
-                       ("tabs", "Checks:\t\t'-*'\n\t- x")]:
+                       ("unclosed", "CheckOptions: [ {key: a, value: b\n")]:
         p.write(f"cfg_{name}.yaml", text)
         only_error_line(p.analyze("--config-file", f"cfg_{name}.yaml"), f"cfg_{name}.yaml")
         tried += 1

@@ -145,7 +145,7 @@ TEST(Distributed, ARankThatExitsGivesAnErrorNotAHang) {
   Net net;
   const auto start = std::chrono::steady_clock::now();
   try {
-    devcopy::inspect_distributed(net, *pg, devcopy::DistributedOptions().with_timeout(5s));
+    devcopy::inspect_distributed(net, *pg, devcopy::DistributedOptions().with_timeout(3s));
     ADD_FAILURE() << "inspect_distributed returned although rank 1 exited";
   } catch (const devcopy::DistributedError& e) {
     const std::string what = e.what();
@@ -154,7 +154,9 @@ TEST(Distributed, ARankThatExitsGivesAnErrorNotAHang) {
     EXPECT_NE(what.find("a rank exited or stalled"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
+  // Gloo sees the closed connection at once; a store-backed group waits out
+  // the timeout (FileStore's wait overshoots it, up to about twice).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   std::_Exit(::testing::Test::HasFailure() ? 1 : 0);  // the group's threads hold a dead peer
 }
 
@@ -162,7 +164,7 @@ TEST(Distributed, ARankThatStallsTimesOut) {
   if (!in_rank()) return devcopy_test::expect_ranks_pass(2);
   auto pg = devcopy_test::join(1s);
   if (devcopy_test::rank() == 1) {
-    std::this_thread::sleep_for(2500ms);  // never calls inspect_distributed
+    std::this_thread::sleep_for(5s);  // never calls inspect_distributed
     std::_Exit(0);
   }
   Net net;
@@ -178,13 +180,13 @@ TEST(Distributed, ARankThatStallsTimesOut) {
         }
       },
       devcopy::DistributedError);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2400ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);  // the timeout and some slack
   std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
 }
 
 TEST(Distributed, OneRankHasNothingToCompare) {
   devcopy_test::StoreDir dir;
-  auto pg = devcopy_test::gloo_group(dir.path(), 0, 1, 5s);
+  auto pg = devcopy_test::make_group(dir.path(), 0, 1, 5s);
   Net net;
   net.register_buffer("copy", net.fc1->weight.detach().clone());  // a local duplicate
   Report r = devcopy::inspect_distributed(net, *pg);

@@ -4,9 +4,13 @@
 #include <devcopy/copy_observer.h>
 #include <devcopy/rules_catalog.h>
 #include <gtest/gtest.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/torch.h>
 
 #include "observer_test_util.h"
+
+#include <atomic>
+#include <thread>
 
 namespace {
 
@@ -106,6 +110,41 @@ TEST_F(ObserverCuda, AutogradDeviceThreadIsObserved) {
   ASSERT_NE(route(r, "cuda:0", "cuda:0", "double"), nullptr) << r;
   ASSERT_NE(route(r, "cuda:0", "cuda:0", "float"), nullptr) << r;
   EXPECT_EQ(route(r, "cuda:0", "cuda:0", "float")->count, 1);
+}
+
+TEST_F(ObserverCuda, DiscardInHookOnTheDeviceThreadIsReportedWithItsLine) {
+  auto w = torch::randn({256}, torch::TensorOptions().device(gpu).requires_grad(true));
+  auto h = w * 2;
+  std::atomic<int> line{0};
+  std::thread::id hook_thread;
+  h.register_hook([&](torch::Tensor g) {
+    hook_thread = std::this_thread::get_id();
+    line = __LINE__; g.to(torch::kCPU);  // dropped, on the engine's device thread
+  });
+  CopyObserver observer;
+  h.sum().backward();
+  torch::cuda::synchronize();
+  EXPECT_NE(hook_thread, std::this_thread::get_id());  // it ran on the engine's thread
+  const Report r = observer.report();
+  const auto found = observer_test::discarded(r);
+  ASSERT_EQ(found.size(), 1u) << r;
+  EXPECT_EQ(found[0].devices, (std::vector<std::string>{"cuda:0", "cpu"}));
+  EXPECT_EQ(found[0].location.line, line.load()) << r;
+  EXPECT_NE(found[0].location.file.find("observer_cuda_test.cpp"), std::string::npos) << r;
+}
+
+TEST_F(ObserverCuda, RecordStreamOnATrackedCopyStillWorks) {
+  // record_stream checks the allocator's deleter: the read restores it first.
+  auto h = torch::randn({1024}).pin_memory();
+  CopyObserver observer;
+  auto d = h.to(gpu, /*non_blocking=*/true);
+  auto side = c10::cuda::getStreamFromPool();
+  d.record_stream(side);
+  const auto allocators = torch::empty({1}, gpu).storage().data_ptr().get_deleter();
+  EXPECT_EQ(d.storage().data_ptr().get_deleter(), allocators);
+  d = torch::Tensor();
+  torch::cuda::synchronize();
+  EXPECT_EQ(count(observer.report(), rules::kDiscardedCopy), 0u) << observer.report();
 }
 
 // The seed's forward pass on the GPU: each layer's input "offloaded" with a

@@ -1,7 +1,9 @@
 // Ranks as processes, for the multi-process tests and benchmark: spawn N
 // copies of the running executable with DEVCOPY_TEST_RANK/WORLD/STORE set,
-// wait for them with a deadline, and join this rank's Gloo process group
-// (FileStore, 127.0.0.1). No GoogleTest here: bench/ uses it too.
+// wait for them with a deadline, and join this rank's process group through
+// a FileStore: Gloo over 127.0.0.1 where Gloo's headers are found
+// (DEVCOPY_TEST_GLOO; Debian's LibTorch), else StoreGroup below (pip wheels
+// ship no Gloo headers). No GoogleTest here: bench/ uses it too.
 #pragma once
 
 #include <signal.h>
@@ -16,9 +18,16 @@
 #include <thread>
 #include <vector>
 
-#define USE_C10D_GLOO 1
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/version.h>
+
+#include <cstring>
+
+#if DEVCOPY_TEST_GLOO
+#define USE_C10D_GLOO 1
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 
 extern char** environ;
 
@@ -34,20 +43,85 @@ inline bool in_rank() { return std::getenv("DEVCOPY_TEST_RANK") != nullptr; }
 inline int rank() { return env_int("DEVCOPY_TEST_RANK", 0); }
 inline int world() { return env_int("DEVCOPY_TEST_WORLD", 1); }
 
-/// A Gloo group of `size` ranks over 127.0.0.1; `timeout` bounds the
-/// backend's own operations.
-inline c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(const std::string& store_path, int rank,
-                                                             int size, std::chrono::milliseconds timeout) {
+#if TORCH_VERSION_MAJOR >= 2
+using GroupBase = c10d::Backend;
+#else
+using GroupBase = c10d::ProcessGroup;
+#endif
+
+/// A c10d group whose all-gather and barrier go through the store itself:
+/// slow, but it needs no transport headers. Every call waits at most
+/// `timeout` for the other ranks, then throws.
+class StoreGroup : public GroupBase {
+ public:
+  StoreGroup(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout)
+      : GroupBase(rank, size), store_(std::move(store)), timeout_(timeout) {}
+  const std::string getBackendName() const override { return "store"; }
+
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& out,
+                                           std::vector<at::Tensor>& in,
+                                           const c10d::AllgatherOptions& = c10d::AllgatherOptions()) override {
+    const std::string prefix = "allgather" + std::to_string(seq_++) + "/";
+    const at::Tensor src = in.at(0).contiguous().cpu();
+    const auto* p = static_cast<const std::uint8_t*>(src.data_ptr());
+    store_->set(prefix + std::to_string(getRank()), std::vector<std::uint8_t>(p, p + src.nbytes()));
+    for (int r = 0; r < getSize(); ++r) {
+      const std::string key = prefix + std::to_string(r);
+      store_->wait({key}, timeout_);
+      const std::vector<std::uint8_t> bytes = store_->get(key);
+      TORCH_CHECK(bytes.size() == src.nbytes(), "rank ", r, " sent ", bytes.size(), " bytes");
+      at::Tensor dst = at::empty_like(src);
+      std::memcpy(dst.data_ptr(), bytes.data(), bytes.size());
+      out.at(0).at(r).copy_(dst);
+    }
+    return c10::make_intrusive<Done>();
+  }
+
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& = c10d::BarrierOptions()) override {
+    const std::string key = "barrier" + std::to_string(seq_++);
+    store_->add(key, 1);
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    while (store_->add(key, 0) < getSize()) {
+      TORCH_CHECK(std::chrono::steady_clock::now() < deadline, "barrier timed out");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return c10::make_intrusive<Done>();
+  }
+
+ private:
+  struct Done : c10d::Work {
+    bool isCompleted() override { return true; }
+    bool wait(std::chrono::milliseconds) override { return true; }
+  };
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::chrono::milliseconds timeout_;
+  std::int64_t seq_ = 0;
+};
+
+#if DEVCOPY_TEST_GLOO
+using TestGroup = c10d::ProcessGroupGloo;
+#else
+using TestGroup = StoreGroup;
+#endif
+
+/// A group of `size` ranks (Gloo over 127.0.0.1, or a StoreGroup); `timeout`
+/// bounds the backend's own operations.
+inline c10::intrusive_ptr<TestGroup> make_group(const std::string& store_path, int rank, int size,
+                                                std::chrono::milliseconds timeout) {
   auto store = c10::make_intrusive<c10d::FileStore>(store_path, size);
   store->setTimeout(std::chrono::seconds(20));
+#if DEVCOPY_TEST_GLOO
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+#else
+  return c10::make_intrusive<StoreGroup>(store, rank, size, timeout);
+#endif
 }
 
 /// This rank's group, in a process spawn_ranks() started.
-inline c10::intrusive_ptr<c10d::ProcessGroupGloo> join(std::chrono::milliseconds timeout) {
-  return gloo_group(std::getenv("DEVCOPY_TEST_STORE"), rank(), world(), timeout);
+inline c10::intrusive_ptr<TestGroup> join(std::chrono::milliseconds timeout) {
+  return make_group(std::getenv("DEVCOPY_TEST_STORE"), rank(), world(), timeout);
 }
 
 /// A fresh directory for a FileStore; removed by the destructor.

@@ -5,9 +5,17 @@
 //   model->forward(x);
 //   std::cout << observer.report();   // discarded copies, syncs, routes
 //
-// It sits on LibTorch's global RecordFunction callbacks. It keeps only weak
-// references to tensors, so it changes no lifetime; when the last observer is
-// destroyed its callback is removed and LibTorch runs exactly as before.
+// It sits on LibTorch's global RecordFunction callbacks. A copy is judged when
+// its result is freed: the deleter of the result's DataPtr is exchanged for
+// the observer's (the allocator's context kept) until an op reads it, so the
+// free itself reports it, exactly, in any order, on any thread. It keeps only
+// weak references to tensors, so it changes no lifetime; when the last
+// observer is destroyed its callback is removed, live copies get their
+// allocator's deleter back, and LibTorch runs exactly as before.
+//
+// Each finding names the user's frame that made the copy (function, file,
+// line; with debug information) and merges that site's repeats (count, bytes,
+// first and last occurrence).
 //
 // Rules reported (pages in rules/): discarded-copy, ineffective-non-blocking,
 // stale-after-move. The report also holds copies by route and dtype, and the
@@ -67,6 +75,18 @@ class ModuleScope {
  private:
   std::string name_;
 };
+
+/// Where the copy being made now was asked for, as a front end in another
+/// language knows it (the Python file and line). Called on the copying
+/// thread, only for copies that may become findings and only while an
+/// observer lives; a known location it returns replaces the native stack.
+using LocationProvider = SourceLocation (*)();
+/// Installs `provider` for every thread (nullptr: native stacks only).
+void set_location_provider(LocationProvider provider);
+
+/// True when this build captures stacks (libbacktrace was found), so
+/// findings name the function, file and line that made each copy.
+bool locates_copies();
 
 /// Declares that the result of a copy was read outside LibTorch's operators
 /// (through data_ptr() or an accessor), which the observer cannot see: the

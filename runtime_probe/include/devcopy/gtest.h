@@ -10,6 +10,10 @@
 //
 // DEVCOPY_PROBE is honoured as by check(), with fail as the default under
 // test: off passes without inspecting, warn prints the report and passes.
+// A failure starts with one `file:line: kind: message` line per finding whose
+// location is known (as GoogleTest prints its own), then the full report.
+// DEVCOPY_REPORT_DIR=<folder>: each test's reports (all its assertions,
+// merged) are written there as <Suite>.<Test>.json, for CI to keep.
 // Link devcopy::gtest.
 #pragma once
 
@@ -17,8 +21,12 @@
 
 #include <devcopy/rules_catalog.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <string>
 #include <string_view>
 
 #include "devcopy/copy_observer.h"
@@ -30,14 +38,54 @@ namespace devcopy::testing {
 /// The mode assertions use: DEVCOPY_PROBE, or fail when unset.
 inline Mode assertion_mode() { return mode_from_env(Mode::fail); }
 
+/// With DEVCOPY_REPORT_DIR set, adds `report` to the running test's JSON
+/// file there. Returns an empty string, or a one-line error.
+inline std::string save_for_test(const Report& report) {
+  const char* dir = std::getenv("DEVCOPY_REPORT_DIR");
+  if (dir == nullptr || *dir == '\0') return {};
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "no-test";
+  for (char& c : name)
+    if (c == '/' || c == '\\' || c == ' ') c = '_';
+  // One file per test, holding every assertion of its latest run: a
+  // listener (added on first use) starts each test afresh.
+  struct Runs : ::testing::EmptyTestEventListener {
+    std::mutex mu;
+    std::map<std::string, Report> reports;
+    void OnTestStart(const ::testing::TestInfo&) override {
+      std::lock_guard<std::mutex> lock(mu);
+      reports.clear();
+    }
+  };
+  static Runs* runs = [] {
+    auto* r = new Runs;  // owned by GoogleTest's listener list
+    ::testing::UnitTest::GetInstance()->listeners().Append(r);
+    return r;
+  }();
+  std::lock_guard<std::mutex> lock(runs->mu);
+  Report& merged = runs->reports[name];
+  merged.merge(report);
+  return write_json(merged, std::string(dir) + "/" + name + ".json");
+}
+
 /// The verdict every devcopy assertion gives on a finished report: findings
 /// of `kind` (of any kind when empty) fail in fail mode and are printed in
 /// warn mode. Reusable by other report producers (CopyObserver).
 inline ::testing::AssertionResult verdict(const char* expr, std::string_view kind,
                                           const Report& report, Mode mode) {
+  if (mode != Mode::off) {
+    const std::string error = save_for_test(report);
+    if (!error.empty()) return ::testing::AssertionFailure() << error;
+  }
   const Report relevant = only(report, kind);
   if (mode == Mode::off || !relevant.has_findings()) return ::testing::AssertionSuccess();
   std::ostringstream text;
+  for (const Finding& f : relevant.findings()) {
+    if (!f.location.known()) continue;
+    text << (f.location.file.empty() ? std::string("<no debug info>") : f.location.file);
+    if (f.location.line > 0) text << ':' << f.location.line;
+    text << ": " << f.kind << ": " << f.message << '\n';
+  }
   text << relevant;
   if (mode == Mode::warn) {
     std::cerr << text.str();

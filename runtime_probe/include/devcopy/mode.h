@@ -42,6 +42,11 @@ void enforce(const Report& report, Mode mode, std::ostream& out);
 /// Same, printing to std::cerr.
 void enforce(const Report& report, Mode mode);
 
+/// Writes `report.to_json()` to `path` through a temporary file beside it,
+/// renamed into place (an interrupted write leaves the old file), creating
+/// the folder. Returns an empty string, or a one-line error.
+std::string write_json(const Report& report, const std::string& path);
+
 /// The findings of `kind` only (all findings when `kind` is empty), with the
 /// rest of the report kept as context. Assertions about one rule use it.
 Report only(const Report& report, std::string_view kind);

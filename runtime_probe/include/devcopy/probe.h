@@ -36,6 +36,9 @@ struct InspectOptions {
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   std::vector<std::pair<std::string, const torch::nn::Module*>> modules;
   std::vector<std::pair<std::string, const torch::optim::Optimizer*>> optimizers;
+  /// Tensors held on purpose and counted as reachable only, never compared
+  /// (state the probe cannot read itself, such as a Python optimizer's).
+  std::vector<std::pair<std::string, at::Tensor>> held;
 
   InspectOptions& root(std::string name, const at::Tensor& t) {
     tensors.emplace_back(std::move(name), t);
@@ -47,6 +50,10 @@ struct InspectOptions {
   }
   InspectOptions& root(std::string name, const torch::optim::Optimizer& o) {
     optimizers.emplace_back(std::move(name), &o);
+    return *this;
+  }
+  InspectOptions& hold(std::string name, const at::Tensor& t) {
+    held.emplace_back(std::move(name), t);
     return *this;
   }
 

@@ -11,6 +11,16 @@
 
 namespace devcopy {
 
+/// Where in the user's code something happened: the innermost frame outside
+/// LibTorch, the standard library and devcopy. `line` is 0 and `file` empty
+/// when that frame has no debug information; all empty when unknown.
+struct SourceLocation {
+  std::string function;  // "train_step(Model&, at::Tensor)"
+  std::string file;      // as the compiler saw it: "/src/train.cpp"
+  int line = 0;
+  bool known() const { return !function.empty() || !file.empty(); }
+};
+
 /// One problem worth fixing. `kind` is a rule id from rules/ (for example
 /// "duplicate-storage"); the catalog in <devcopy/rules_catalog.h> has its page.
 struct Finding {
@@ -22,6 +32,13 @@ struct Finding {
   std::string op;                    // the op that made it, when known ("aten::to")
   std::string module;                // the module or scope it ran under, when known
   std::vector<std::string> details;  // further lines: allocation context, sizes
+  SourceLocation location;           // the user's frame that made it, when known
+  // Occurrences merged into this finding (the observer merges one call site's
+  // repeats; `bytes` is their sum), and the ordinals of the first and last
+  // among the copies its observer saw (0 when not counted).
+  std::int64_t count = 1;
+  std::int64_t first = 0;
+  std::int64_t last = 0;
 };
 
 /// Storage reached through several names (tied weights, views, a tensor
@@ -134,6 +151,9 @@ class Report {
 /// finding (kind and size), then its tensors, devices and details.
 std::ostream& operator<<(std::ostream& os, const Report& report);
 std::ostream& operator<<(std::ostream& os, const Finding& finding);
+
+/// "train.cpp:42 in step(Model&)": file:line first, as compilers print them.
+std::string location_text(const SourceLocation& location);
 
 /// "1.50 GiB", "512.00 MiB", "12 B": sizes people read.
 std::string format_bytes(std::int64_t bytes);

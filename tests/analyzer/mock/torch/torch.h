@@ -48,6 +48,7 @@ constexpr auto kHalf = ScalarType::Half;
 constexpr auto kFloat = ScalarType::Float;
 constexpr auto kDouble = ScalarType::Double;
 constexpr auto kBFloat16 = ScalarType::BFloat16;
+constexpr auto kBool = ScalarType::Bool;
 enum class Layout : int8_t { Strided, Sparse };
 enum class MemoryFormat : int8_t { Contiguous, Preserve };
 
@@ -129,6 +130,25 @@ public:
   Tensor view(IntArrayRef size) const;
   Tensor matmul(const Tensor &other) const;
   Tensor relu() const;
+  // Casts, views and ops the placement-aware checks read (create-then-move,
+  // redundant-chain, discarded-copy), with their in-place forms.
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor clamp(const Scalar &min, const Scalar &max) const;
+  Tensor &clamp_(const Scalar &min, const Scalar &max) const;
+  Tensor add(const Tensor &other, const Scalar &alpha = 1) const;
+  Tensor sub(const Tensor &other, const Scalar &alpha = 1) const;
+  Tensor &sub_(const Tensor &other, const Scalar &alpha = 1) const;
+  Tensor index(std::initializer_list<Tensor> indices) const;
+  Tensor eq(const Scalar &other) const;
+  Tensor eq(const Tensor &other) const;
+  Tensor argmax(int64_t dim) const;
+  Tensor &zero_() const;
+  Tensor &requires_grad_(bool requires_grad = true) const;
+  void record_stream(int stream) const;
+  Tensor operator==(const Scalar &other) const;
+  Tensor operator==(const Tensor &other) const;
   Tensor &add_(const Tensor &other) const;
   Tensor operator+(const Tensor &other) const;
   Tensor operator*(const Tensor &other) const;
@@ -165,6 +185,8 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim = 0);
 namespace torch {
 using namespace at; // torch::Tensor, torch::kCUDA, torch::Device ... as in LibTorch
 using Dtype = at::ScalarType;
+constexpr auto kU8 = at::kByte; // torch/types.h's short names
+constexpr auto kF32 = at::kFloat;
 
 namespace autograd {
 using Variable = at::Tensor;
@@ -188,6 +210,13 @@ inline at::Tensor zeros_like(const at::Tensor &self, const at::TensorOptions &op
                              c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor ones_like(const at::Tensor &self, const at::TensorOptions &options = {},
                             c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor linspace(const at::Scalar &start, const at::Scalar &end, int64_t steps,
+                           const at::TensorOptions &options = {});
+inline at::Tensor randn_like(const at::Tensor &self, const at::TensorOptions &options = {},
+                             c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
+inline at::Tensor one_hot(const at::Tensor &self, int64_t num_classes = -1);
+inline at::Tensor relu(const at::Tensor &self);
+inline at::Tensor &relu_(at::Tensor &self);
 inline at::Tensor from_blob(void *data, at::IntArrayRef sizes,
                             const at::TensorOptions &options = at::TensorOptions());
 namespace detail {

@@ -1,0 +1,473 @@
+#include "TensorPlace.h"
+#include "TorchMatchers.h"
+#include "clang-tidy/utils/ExprSequence.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Analysis/Analyses/CFGReachabilityAnalysis.h"
+#include "clang/Analysis/Analyses/Dominators.h"
+#include "clang/Analysis/CFG.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::devcopy {
+
+namespace {
+constexpr unsigned MaxDepth = 24;
+
+/// Accelerators among c10::DeviceType's enumerators (CPU is the host, Meta
+/// holds no data, the rest are devices with their own memory).
+std::optional<Place> placeOfDeviceType(llvm::StringRef Name) {
+  if (Name == "CPU")
+    return Place::Host;
+  if (Name == "Meta")
+    return Place::Unknown;
+  return Place::Accelerator;
+}
+
+std::optional<Place> placeOfDeviceString(llvm::StringRef S) {
+  llvm::StringRef Type = S.split(':').first;
+  if (Type == "cpu")
+    return Place::Host;
+  if (Type == "meta" || Type.empty())
+    return Place::Unknown;
+  return Place::Accelerator;
+}
+
+/// Joins the places of several definitions of a device variable: a device
+/// that may be an accelerator is one.
+Place joinDevices(Place A, Place B) {
+  if (A == Place::Accelerator || B == Place::Accelerator)
+    return Place::Accelerator;
+  return A == B ? A : Place::Unknown;
+}
+
+std::optional<Place> joinDevices(std::optional<Place> A, std::optional<Place> B) {
+  if (!A || !B)
+    return A ? A : B;
+  return joinDevices(*A, *B);
+}
+
+const CallExpr *asCall(const Expr *E) { return llvm::dyn_cast_or_null<CallExpr>(E); }
+
+bool isStringType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  if (T->isPointerType())
+    return T->getPointeeType()->isCharType();
+  const auto *RD = T->getAsCXXRecordDecl();
+  return RD && RD->getIdentifier() && RD->getName() == "basic_string";
+}
+
+/// The first tensor among the arguments (through initializer lists, as in
+/// torch::cat({a, b})).
+const Expr *firstTensorOperand(const Expr *E, unsigned Depth = 0) {
+  if (!E || Depth > 4)
+    return nullptr;
+  E = ignoreConversions(E);
+  if (isTensorType(E->getType()) && !llvm::isa<InitListExpr>(E))
+    return E;
+  if (const auto *Std = llvm::dyn_cast<CXXStdInitializerListExpr>(E))
+    return firstTensorOperand(Std->getSubExpr(), Depth + 1);
+  if (const auto *IL = llvm::dyn_cast<InitListExpr>(E)) {
+    for (const Expr *Init : IL->inits())
+      if (const Expr *T = firstTensorOperand(Init, Depth + 1))
+        return T;
+    return nullptr;
+  }
+  if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E))
+    for (const Expr *A : CE->arguments())
+      if (const Expr *T = firstTensorOperand(A, Depth + 1))
+        return T;
+  return nullptr;
+}
+} // namespace
+
+llvm::StringRef placeName(Place P) {
+  switch (P) {
+  case Place::Host:
+    return "host";
+  case Place::Accelerator:
+    return "accelerator";
+  default:
+    return "unknown";
+  }
+}
+
+/// The CFG of one function and the analyses built on it, for reaching
+/// definitions of its local tensors.
+struct TensorPlaces::FunctionFlow {
+  std::unique_ptr<CFG> Graph;
+  std::unique_ptr<utils::ExprSequence> Sequence;
+  std::unique_ptr<utils::StmtToBlockMap> Blocks;
+  std::unique_ptr<CFGDomTree> Dominators;
+  std::unique_ptr<CFGReverseBlockReachabilityAnalysis> Reach;
+};
+
+TensorPlaces::TensorPlaces(ASTContext &Ctx) : Ctx(Ctx) {}
+TensorPlaces::~TensorPlaces() = default;
+
+Place TensorPlaces::orProgram(Place P) {
+  return P == Place::Unknown && programOnHost() ? Place::Host : P;
+}
+
+Place TensorPlaces::ofDevice(const Expr *E) {
+  return orProgram(deviceOf(E, 0).value_or(Place::Unknown));
+}
+
+std::optional<Place> TensorPlaces::deviceNamedBy(const Expr *E) {
+  std::optional<Place> P = deviceOf(E, 0);
+  return P ? std::optional(orProgram(*P)) : std::nullopt;
+}
+
+Place TensorPlaces::ofTensor(const Expr *E) { return orProgram(tensorOf(E, 0)); }
+
+std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
+  if (!E || Depth > MaxDepth)
+    return Place::Unknown;
+  E = ignoreConversions(E);
+  if (isDTypeType(E->getType()))
+    return std::nullopt; // TensorOptions converted from a dtype
+  if (const auto *S = llvm::dyn_cast<StringLiteral>(E))
+    return placeOfDeviceString(S->getBytes());
+  // Device(name) with a name computed or read at run time: chosen at run time.
+  if (isStringType(E->getType()) && !llvm::isa<CXXFunctionalCastExpr>(E))
+    return Place::Accelerator;
+  if (const auto *FC = llvm::dyn_cast<CXXFunctionalCastExpr>(E))
+    return deviceOf(FC->getSubExpr(), Depth + 1);
+  if (const auto *CO = llvm::dyn_cast<ConditionalOperator>(E)) {
+    bool Cond = false;
+    if (!CO->getCond()->isValueDependent() &&
+        CO->getCond()->EvaluateAsBooleanCondition(Cond, Ctx))
+      return deviceOf(Cond ? CO->getTrueExpr() : CO->getFalseExpr(), Depth + 1);
+    return joinDevices(deviceOf(CO->getTrueExpr(), Depth + 1).value_or(Place::Unknown),
+                       deviceOf(CO->getFalseExpr(), Depth + 1).value_or(Place::Unknown));
+  }
+  if (const auto *BO = llvm::dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
+    return deviceOf(BO->getRHS(), Depth + 1);
+  if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E)) {
+    // Device(kCUDA, 0), Device("cuda:0"), TensorOptions(kCUDA): the first
+    // argument names the device; TensorOptions() names none.
+    if (CE->getNumArgs() == 0 || llvm::isa<CXXDefaultArgExpr>(CE->getArg(0)))
+      return isTensorOptionsType(CE->getType()) ? std::nullopt : std::optional(Place::Unknown);
+    const Expr *Arg = ignoreConversions(CE->getArg(0));
+    // A device named by a string read at run time: chosen at run time.
+    if (!llvm::isa<StringLiteral>(Arg) && isStringType(Arg->getType()))
+      return Place::Accelerator;
+    if (isTensorOptionsType(CE->getType()) && !isDeviceType(Arg->getType()) &&
+        !isTensorOptionsType(Arg->getType()) && !isStringType(Arg->getType()))
+      return std::nullopt; // TensorOptions(kHalf): a dtype only
+    return deviceOf(Arg, Depth + 1);
+  }
+  if (const auto *OC = llvm::dyn_cast<CXXOperatorCallExpr>(E);
+      OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2)
+    return deviceOf(OC->getArg(1), Depth + 1);
+  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    const Expr *Recv = MC->getImplicitObjectArgument();
+    if (!MD || !MD->getIdentifier())
+      return Place::Unknown;
+    llvm::StringRef Name = MD->getName();
+    if (Recv && isTensorType(Recv->getType()) && (Name == "device" || Name == "options"))
+      return tensorOf(Recv, Depth + 1);
+    if (isTensorOptionsType(MC->getType())) {
+      // TensorOptions().dtype(kHalf).device(d): the .device(...) link decides.
+      if (Name == "device" && MC->getNumArgs() >= 1)
+        return deviceOf(MC->getArg(0), Depth + 1);
+      return Recv ? deviceOf(Recv, Depth + 1) : std::optional(Place::Unknown);
+    }
+    return Place::Unknown;
+  }
+  if (const CallExpr *C = asCall(E); C && isTorchFunction(C->getDirectCallee())) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    // torch::device(d) / torch::dtype(t): the TensorOptions shorthands.
+    if (FD->getIdentifier() && FD->getName() == "device" && C->getNumArgs() == 1)
+      return deviceOf(C->getArg(0), Depth + 1);
+    if (FD->getIdentifier() && FD->getName() == "dtype")
+      return std::nullopt;
+    return Place::Unknown;
+  }
+  if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
+    const ValueDecl *D = DRE->getDecl();
+    if (const auto *EC = llvm::dyn_cast<EnumConstantDecl>(D)) {
+      const auto *Enum = llvm::dyn_cast<EnumDecl>(EC->getDeclContext());
+      if (Enum && isDeviceType(Ctx.getEnumType(Enum)))
+        return placeOfDeviceType(EC->getName());
+      return Place::Unknown;
+    }
+    if (const auto *VD = llvm::dyn_cast<VarDecl>(D))
+      return variableDevice(VD, Depth + 1);
+  }
+  return Place::Unknown;
+}
+
+namespace {
+/// A definition of a local variable: its initialiser or an assignment (the
+/// statement) and the value it stores (nullptr when it escapes by reference).
+struct Definition {
+  const Stmt *At;
+  const Expr *Value;
+};
+
+/// Every definition of \p VD: its initialiser, then every assignment and
+/// escape in its function's body, or in the main file for a global.
+llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD, ASTContext &Ctx) {
+  llvm::SmallVector<Definition, 4> Defs;
+  if (const Expr *Init = VD->getInit())
+    Defs.push_back({Init, Init});
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(VD)))));
+  auto DefOrEscape = expr(anyOf(
+      cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref),
+                          hasArgument(1, expr().bind("value")))
+          .bind("def"),
+      binaryOperator(isAssignmentOperator(), hasLHS(Ref), hasRHS(expr().bind("value")))
+          .bind("def"),
+      // Passed to a non-const reference or by address: anything may be stored.
+      callExpr(forEachArgumentWithParam(
+                   Ref, parmVarDecl(hasType(references(qualType(unless(isConstQualified())))))))
+          .bind("escape"),
+      unaryOperator(hasOperatorName("&"), hasUnaryOperand(Ref)).bind("escape")));
+  auto Collect = [&](const llvm::SmallVector<BoundNodes, 1> &Found) {
+    for (const BoundNodes &N : Found) {
+      if (const auto *Def = N.getNodeAs<Expr>("def"))
+        Defs.push_back({Def, N.getNodeAs<Expr>("value")});
+      else if (const auto *Esc = N.getNodeAs<Expr>("escape"))
+        Defs.push_back({Esc, nullptr});
+    }
+  };
+  if (const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod())) {
+    if (FD->getBody())
+      Collect(match(stmt(forEachDescendant(DefOrEscape)), *FD->getBody(), Ctx));
+    return Defs;
+  }
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!VD->hasGlobalStorage() || !SM.isInMainFile(SM.getExpansionLoc(VD->getLocation())))
+    return Defs;
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    if (!D->isImplicit() && SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      Collect(match(decl(forEachDescendant(DefOrEscape)), *D, Ctx));
+  return Defs;
+}
+} // namespace
+
+std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD, unsigned Depth) {
+  // LibTorch's own constants (torch::kCUDA): their initialiser.
+  if (!VD->isLocalVarDeclOrParm() && VD->getType().isConstQualified() && VD->getInit() &&
+      !Ctx.getSourceManager().isInMainFile(Ctx.getSourceManager().getExpansionLoc(VD->getLocation())))
+    return deviceOf(VD->getInit(), Depth + 1);
+  if (auto It = DeviceVars.find(VD); It != DeviceVars.end())
+    return It->second;
+  if (!InProgress.insert(VD).second || llvm::isa<ParmVarDecl>(VD))
+    return Place::Unknown;
+  std::optional<Place> Result;
+  bool First = true;
+  for (const Definition &D : definitions(VD, Ctx)) {
+    std::optional<Place> P = D.Value ? deviceOf(D.Value, Depth + 1) : Place::Unknown;
+    Result = First ? P : joinDevices(Result, P);
+    First = false;
+  }
+  InProgress.erase(VD);
+  return DeviceVars[VD] = First ? std::optional(Place::Unknown) : Result;
+}
+
+TensorPlaces::FunctionFlow *TensorPlaces::flowOf(const FunctionDecl *FD) {
+  auto &Slot = Flows[FD];
+  if (Slot)
+    return Slot->Graph ? Slot.get() : nullptr;
+  Slot = std::make_unique<FunctionFlow>();
+  CFG::BuildOptions Options;
+  Options.AddImplicitDtors = true;
+  Options.AddTemporaryDtors = true;
+  Slot->Graph = CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
+  if (!Slot->Graph)
+    return nullptr;
+  Slot->Sequence = std::make_unique<utils::ExprSequence>(Slot->Graph.get(), FD->getBody(), &Ctx);
+  Slot->Blocks = std::make_unique<utils::StmtToBlockMap>(Slot->Graph.get(), &Ctx);
+  Slot->Dominators = std::make_unique<CFGDomTree>(Slot->Graph.get());
+  Slot->Reach = std::make_unique<CFGReverseBlockReachabilityAnalysis>(*Slot->Graph);
+  return Slot.get();
+}
+
+Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth) {
+  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || llvm::isa<ParmVarDecl>(VD) || !InProgress.insert(VD).second)
+    return Place::Unknown;
+  llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
+  FunctionFlow *Flow = flowOf(FD);
+  const CFGBlock *UseBlock = Flow ? Flow->Blocks->blockContainingStmt(Use) : nullptr;
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Contains = [&](const Stmt *Outer, const Stmt *Inner) {
+    SourceRange O = Outer->getSourceRange(), I = Inner->getSourceRange();
+    return !SM.isBeforeInTranslationUnit(I.getBegin(), O.getBegin()) &&
+           !SM.isBeforeInTranslationUnit(O.getEnd(), I.getEnd());
+  };
+  // Before the use in the same block, or in a block that reaches it.
+  auto Reaches = [&](const Stmt *Def) {
+    if (Contains(Def, Use))
+      return false; // x = f(x): the use reads the previous value
+    const CFGBlock *B = Flow->Blocks->blockContainingStmt(Def);
+    if (!B)
+      return true;
+    if (B == UseBlock)
+      return Flow->Sequence->inSequence(Def, Use) ||
+             llvm::any_of(B->succs(), [&](const CFGBlock::AdjacentBlock &S) {
+               const CFGBlock *Next = S.getReachableBlock(); // a loop back to B
+               return Next && (Next == B || Flow->Reach->isReachable(Next, B));
+             });
+    return Flow->Reach->isReachable(B, UseBlock);
+  };
+  // Executed on every path to the use, after \p Earlier.
+  auto Kills = [&](const Stmt *Def, const Stmt *Earlier) {
+    const CFGBlock *B = Flow->Blocks->blockContainingStmt(Def);
+    const CFGBlock *E = Flow->Blocks->blockContainingStmt(Earlier);
+    if (!B || !E)
+      return false;
+    bool BeforeUse = B == UseBlock ? Flow->Sequence->inSequence(Def, Use)
+                                   : Flow->Dominators->dominates(B, UseBlock);
+    bool AfterEarlier = B == E ? Flow->Sequence->inSequence(Earlier, Def)
+                               : Flow->Dominators->dominates(E, B);
+    return BeforeUse && AfterEarlier;
+  };
+  llvm::SmallVector<const Definition *, 4> Live;
+  for (const Definition &D : Defs)
+    if (!UseBlock || Reaches(D.At))
+      Live.push_back(&D);
+  std::optional<Place> Result;
+  for (const Definition *D : Live) {
+    if (UseBlock && llvm::any_of(Live, [&](const Definition *Other) {
+          return Other != D && Kills(Other->At, D->At);
+        }))
+      continue;
+    Place P = D->Value ? tensorOf(D->Value, Depth + 1) : Place::Unknown;
+    Result = !Result || *Result == P ? P : Place::Unknown;
+  }
+  InProgress.erase(VD);
+  return Result.value_or(Place::Unknown);
+}
+
+Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
+  if (!E || Depth > MaxDepth)
+    return Place::Unknown;
+  E = ignoreConversions(E);
+  if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = llvm::dyn_cast<VarDecl>(DRE->getDecl());
+    return VD ? variableTensor(VD, DRE, Depth + 1) : Place::Unknown;
+  }
+  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    const Expr *Recv = MC->getImplicitObjectArgument();
+    if (!MD || !MD->getIdentifier() || !Recv)
+      return Place::Unknown;
+    if (isModuleType(Recv->getType()))
+      return tensorOf(firstTensorOperand(MC->getNumArgs() ? MC->getArg(0) : nullptr), Depth + 1);
+    if (!isTensorType(Recv->getType()))
+      return Place::Unknown;
+    llvm::StringRef Name = MD->getName();
+    if (Name == "cpu" || Name == "pin_memory")
+      return Place::Host;
+    if (Name == "cuda")
+      return Place::Accelerator;
+    if (Name == "to" || Name == "type_as") {
+      for (const Expr *Arg : MC->arguments()) {
+        if (llvm::isa<CXXDefaultArgExpr>(Arg))
+          continue;
+        if (isTensorType(Arg->getType()))
+          return tensorOf(Arg, Depth + 1);
+        if (isDeviceType(Arg->getType()) || isTensorOptionsType(Arg->getType()))
+          if (std::optional<Place> P = deviceOf(Arg, Depth + 1))
+            return *P;
+      }
+    }
+    // Every other op computes where its receiver lives.
+    return tensorOf(Recv, Depth + 1);
+  }
+  if (const auto *OC = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
+    // Arithmetic, indexing, assignment: the first tensor operand's device;
+    // a module called as a function: where its input is.
+    for (const Expr *Arg : OC->arguments())
+      if (isTensorType(Arg->getType()))
+        return tensorOf(Arg, Depth + 1);
+    if (OC->getOperator() == OO_Call && OC->getNumArgs() > 1)
+      return tensorOf(firstTensorOperand(OC->getArg(1)), Depth + 1);
+    return Place::Unknown;
+  }
+  if (const CallExpr *C = asCall(E)) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!isTorchFunction(FD))
+      return Place::Unknown;
+    if (isTensorFactory(FD)) {
+      for (const Expr *Arg : C->arguments())
+        if (!llvm::isa<CXXDefaultArgExpr>(Arg) && isTensorOptionsType(Arg->getType()))
+          if (std::optional<Place> P = deviceOf(Arg, Depth + 1))
+            return *P;
+      if (FD->getName().ends_with("_like") && C->getNumArgs() > 0)
+        return tensorOf(C->getArg(0), Depth + 1);
+      return Place::Host; // LibTorch's default device
+    }
+    if (FD->getIdentifier() && FD->getName() == "from_blob")
+      return Place::Host;
+    for (const Expr *Arg : C->arguments())
+      if (const Expr *T = firstTensorOperand(Arg))
+        return tensorOf(T, Depth + 1);
+    return Place::Unknown;
+  }
+  return Place::Unknown;
+}
+
+namespace {
+/// Evaluates the outermost device expressions of the main file and its
+/// `.cuda()` calls, stopping at the first accelerator.
+class AcceleratorFinder : public RecursiveASTVisitor<AcceleratorFinder> {
+public:
+  explicit AcceleratorFinder(llvm::function_ref<bool(const Expr *)> IsAccelerator)
+      : IsAccelerator(IsAccelerator) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool Found = false;
+
+  bool TraverseStmt(Stmt *S, DataRecursionQueue *Queue = nullptr) {
+    if (Found)
+      return false;
+    if (const auto *E = llvm::dyn_cast_or_null<Expr>(S);
+        E && !E->isTypeDependent() &&
+        (isDeviceType(E->getType()) || isTensorOptionsType(E->getType()))) {
+      Found = IsAccelerator(E);
+      return !Found;
+    }
+    return RecursiveASTVisitor::TraverseStmt(S, Queue);
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (MD && MD->getIdentifier() && MD->getName() == "cuda")
+      Found = true;
+    return !Found;
+  }
+
+private:
+  llvm::function_ref<bool(const Expr *)> IsAccelerator;
+};
+} // namespace
+
+bool TensorPlaces::programOnHost() {
+  if (OnHost)
+    return *OnHost;
+  if (ComputingOnHost)
+    return false;
+  ComputingOnHost = true;
+  auto IsAccelerator = [this](const Expr *E) {
+    return deviceOf(E, 0).value_or(Place::Unknown) == Place::Accelerator;
+  };
+  AcceleratorFinder Finder(IsAccelerator);
+  const SourceManager &SM = Ctx.getSourceManager();
+  for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    Finder.TraverseDecl(D);
+    if (Finder.Found)
+      break;
+  }
+  ComputingOnHost = false;
+  OnHost = !Finder.Found;
+  return *OnHost;
+}
+
+} // namespace clang::tidy::devcopy

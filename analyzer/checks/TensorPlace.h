@@ -1,0 +1,89 @@
+// Where a tensor lives: on the host, on an accelerator, or unknown.
+//
+// Shared by the devcopy checks so that transfer and sync rules agree on one
+// answer. The reasoning follows the source, as far as it says:
+//
+//  * Device expressions: torch::kCPU / "cpu" are the host; kCUDA, kMPS,
+//    "cuda:1"... an accelerator; a conditional whose condition folds to a
+//    constant (`cpu_only ? kCPU : kCUDA` with `const bool cpu_only = true`)
+//    takes that branch; a choice made at run time
+//    (`cuda::is_available() ? kCUDA : kCPU`) counts as an accelerator. A
+//    device variable is what its initialiser and every assignment to it say
+//    (any accelerator among them: an accelerator). `t.device()` and
+//    `t.options()` are where `t` lives.
+//  * Tensors: a factory makes its tensor where its options say (the host by
+//    default); `*_like(t)` where `t` lives; `cpu()`, `cuda()`, `to(d)`,
+//    `to(other)` where they send it; every other LibTorch op (methods,
+//    operators, torch:: functions, a module's forward) leaves its result on
+//    the device of its first tensor operand. A local tensor variable is where
+//    the definitions that reach the use (its CFG: initialiser and
+//    assignments, dominance and reachability) put it; they must agree.
+//  * A program that names no accelerator anywhere in the main file (no
+//    device expression that evaluates to one, no `.cuda()`) runs on the host:
+//    every device and tensor expression of it is Host.
+//
+// One TensorPlaces per translation unit (DevcopyCheck::places() holds it);
+// answers are cached. Only main-file code is examined.
+#pragma once
+
+#include "clang/AST/Expr.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <memory>
+#include <optional>
+
+namespace clang {
+class ASTContext;
+class FunctionDecl;
+class VarDecl;
+namespace tidy::devcopy {
+
+enum class Place { Unknown, Host, Accelerator };
+
+/// "host", "accelerator", "unknown".
+llvm::StringRef placeName(Place P);
+
+class TensorPlaces {
+public:
+  explicit TensorPlaces(ASTContext &Ctx);
+  ~TensorPlaces();
+  TensorPlaces(const TensorPlaces &) = delete;
+  TensorPlaces &operator=(const TensorPlaces &) = delete;
+
+  /// Where a device-valued expression points: a c10::Device, DeviceType,
+  /// device string or TensorOptions (its .device(...)). Unknown when it names
+  /// no device or cannot be resolved, unless the program runs on the host.
+  Place ofDevice(const Expr *E);
+
+  /// Like ofDevice, but nullopt when \p E names no device at all (a
+  /// TensorOptions with only a dtype, `.to(opts)` keeping the device).
+  std::optional<Place> deviceNamedBy(const Expr *E);
+
+  /// Where the tensor \p E evaluates to lives, at the point \p E is evaluated.
+  Place ofTensor(const Expr *E);
+
+  /// True when the main file names no accelerator: no device expression of it
+  /// evaluates to one and nothing calls `.cuda()`. Every tensor of such a
+  /// program is on the host: it has no transfers and no host syncs.
+  bool programOnHost();
+
+private:
+  struct FunctionFlow;
+  /// nullopt: the expression names no device (TensorOptions with a dtype only).
+  std::optional<Place> deviceOf(const Expr *E, unsigned Depth);
+  Place tensorOf(const Expr *E, unsigned Depth);
+  std::optional<Place> variableDevice(const VarDecl *VD, unsigned Depth);
+  Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
+  FunctionFlow *flowOf(const FunctionDecl *FD);
+  Place orProgram(Place P);
+
+  ASTContext &Ctx;
+  std::optional<bool> OnHost;
+  bool ComputingOnHost = false;
+  llvm::DenseMap<const VarDecl *, std::optional<Place>> DeviceVars;
+  llvm::SmallPtrSet<const VarDecl *, 8> InProgress;
+  llvm::DenseMap<const FunctionDecl *, std::unique_ptr<FunctionFlow>> Flows;
+};
+
+} // namespace tidy::devcopy
+} // namespace clang

@@ -1,0 +1,161 @@
+"""Report and Finding: the probe's one result model (devcopy::Report), with a
+Python face. Text and JSON come from the C++ code itself, so a Python report
+reads exactly as a C++ one."""
+import json
+import re
+from dataclasses import dataclass, field
+from typing import List, Tuple
+
+from . import _C
+
+_FIELDS = {
+    "findings": (_C.Finding, ("kind", "message", "bytes", "devices", "tensors", "op", "module",
+                              "details", "location")),
+    "shared": (_C.SharedStorage, ("device", "bytes", "tensors")),
+    "devices": (_C.DeviceMemory, ("device", "reachable_bytes", "allocated_bytes", "reserved_bytes",
+                                  "reserved_unused_bytes", "largest_free_block")),
+    "copies": (_C.CopyRoute, ("src_device", "dst_device", "dtype", "count", "bytes")),
+    "skipped": (_C.Skipped, ("tensor", "reason")),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem worth fixing. `kind` is a rule id (rules/<kind>.md);
+    `location` is where the user's code made it ("train.py:42 (forward)"),
+    empty when unknown (inspect() findings are about memory, not a line)."""
+    kind: str
+    message: str
+    bytes: int
+    devices: Tuple[str, ...]
+    tensors: Tuple[str, ...]
+    location: str = ""
+    op: str = ""
+    module: str = ""
+    details: Tuple[str, ...] = field(default=())
+    count: int = 1  # occurrences merged into this finding (one call site's repeats)
+
+    @classmethod
+    def _of(cls, f):
+        module, location = _split_scope(f.module)
+        return cls(kind=f.kind, message=f.message, bytes=f.bytes, devices=tuple(f.devices),
+                   tensors=tuple(f.tensors), location=getattr(f, "location", "") or location,
+                   op=f.op, module=module, details=tuple(f.details), count=getattr(f, "count", 1))
+
+
+_AT = re.compile(r"^(?:(.*) at )?(\S+:\d+)$")
+
+
+def _split_scope(scope):
+    """observe() names its scopes "<module> at <file>:<line>" or
+    "<file>:<line>": split them."""
+    m = _AT.match(scope)
+    return (m.group(1) or "", m.group(2)) if m else (scope, "")
+
+
+class ProbeFailure(AssertionError):
+    """Raised by check() under DEVCOPY_PROBE=fail; str() is the whole report."""
+
+    def __init__(self, report):
+        super().__init__(str(report))
+        self.report = report
+
+
+class Report:
+    """What inspect() or an observer found. str() is the probe's text report,
+    to_json() its JSON (stable keys), to_html() a self-contained page."""
+
+    def __init__(self, native=None):
+        self._native = native if native is not None else _C.Report()
+
+    @property
+    def findings(self) -> List[Finding]:
+        return [Finding._of(f) for f in self._native.findings]
+
+    def findings_of(self, kind: str) -> List[Finding]:
+        return [f for f in self.findings if f.kind == kind]
+
+    def only(self, kind: str) -> "Report":
+        """The findings of `kind`, the rest of the report kept as context."""
+        return Report(self._native.only(kind))
+
+    @property
+    def has_findings(self) -> bool:
+        return bool(self._native.findings)
+
+    @property
+    def wasted_bytes(self) -> int:
+        return self._native.wasted_bytes
+
+    @property
+    def devices(self):
+        return self._native.devices
+
+    @property
+    def shared(self):
+        return self._native.shared
+
+    @property
+    def copies(self):
+        return self._native.copies
+
+    @property
+    def skipped(self):
+        return self._native.skipped
+
+    @property
+    def host_syncs(self) -> int:
+        return self._native.host_syncs
+
+    def merged(self, other: "Report") -> "Report":
+        return Report(self._native.merged(other._native))
+
+    def to_json(self) -> str:
+        return self._native.to_json()
+
+    def to_dict(self) -> dict:
+        return json.loads(self.to_json())
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        """A report saved with to_json() (by Python or C++)."""
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise ValueError(f"devcopy: not a devcopy JSON report ({e})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+            raise ValueError("devcopy: not a devcopy JSON report (no 'findings' list)")
+        native = _C.Report()
+        for key, (kind, names) in _FIELDS.items():
+            for item in data.get(key, []):
+                obj = kind()
+                for name in names:
+                    if name in item and hasattr(obj, name):
+                        setattr(obj, name, item[name])
+                if key == "findings" and item.get("file") and hasattr(obj, "location"):
+                    obj.location = f"{item['file']}:{item.get('line', 0)}"
+                    obj.function = item.get("function", "")
+                    obj.count = int(item.get("count", 1))
+                native.add(obj)
+        native.set_host_syncs(int(data.get("host_syncs", 0)))
+        return cls(native)
+
+    def to_html(self, title: str = "devcopy report") -> str:
+        from ._html import page
+        return page(self, title)
+
+    def _repr_html_(self) -> str:
+        from ._html import fragment
+        return fragment(self)
+
+    def __str__(self) -> str:
+        return str(self._native)
+
+    def __repr__(self) -> str:
+        n = len(self._native.findings)
+        return f"<devcopy.Report: {n} finding{'s' if n != 1 else ''}, " \
+               f"{_C.format_bytes(self.wasted_bytes)} wasted>"

@@ -1,0 +1,210 @@
+"""The three seeds (../../../shared/seeds in the session; summarised in issue
+13) reproduced in Python on a CUDA machine, with what devcopy says asserted.
+Run by scripts/gpu-test.sh; exits non-zero on the first failed assertion.
+
+    PYTHONPATH=build-gpu/python python3 python/seeds/run_seeds.py
+"""
+import gc
+import io
+import sys
+
+import torch
+from torch import nn
+
+import devcopy
+
+MiB = 1 << 20
+dev = torch.device("cuda", 0)
+
+
+def fresh():
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+
+
+def mb(n):
+    return f"{n / MiB:.0f} MiB"
+
+
+def line_of(text):
+    src = open(__file__).read().splitlines()
+    return [i + 1 for i, s in enumerate(src) if text in s and "line_of" not in s][0]
+
+
+# ---- 1. LoRA doubles VRAM ---------------------------------------------------
+class Inner(nn.Module):  # the CLIP of the seed: moves itself in its constructor
+    def __init__(self, early_move, n=32, d=2048):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        if early_move:
+            self.to(dev)
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base, r=64):
+        super().__init__()
+        self.base = base
+        self.lora_a = nn.Parameter(torch.zeros(r, base.in_features, device=base.weight.device))
+        self.lora_b = nn.Parameter(torch.zeros(base.out_features, r, device=base.weight.device))
+
+    def forward(self, x):
+        return self.base(x) + x @ self.lora_a.t() @ self.lora_b.t()
+
+
+def apply_lora(inner):
+    for i, layer in enumerate(inner.layers):
+        inner.layers[i] = LoRALinear(layer)
+
+
+class Owner(nn.Module):  # the TTD of the seed
+    def __init__(self, early_move, checkpoint):
+        super().__init__()
+        self.model = Inner(early_move)
+        apply_lora(self.model)
+        checkpoint.seek(0)
+        self.model.load_state_dict(torch.load(checkpoint))  # no map_location
+        self.to(dev)
+
+
+def lora_seed():
+    ref = Inner(early_move=True)
+    apply_lora(ref)
+    checkpoint = io.BytesIO()
+    torch.save(ref.state_dict(), checkpoint)  # saved from the GPU
+    params = sum(p.numel() * p.element_size() for p in ref.parameters())
+    del ref
+    out = {}
+    for early in (True, False):
+        fresh()
+        with devcopy.observe() as obs:
+            owner = Owner(early, checkpoint)
+        torch.cuda.synchronize()
+        report = devcopy.inspect(owner)
+        out[early] = (torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved(),
+                      torch.cuda.memory_allocated(), report, obs.report)
+        print(f"seed 1, early move {early}: parameters {mb(params)}, allocated {mb(out[early][2])}, "
+              f"peak {mb(out[early][0])}, reserved {mb(out[early][1])}")
+        del owner
+    peak, reserved, allocated, report, observed = out[True]
+    assert peak > 1.8 * params and reserved > 1.8 * params, "the early move doubles the peak"
+    (cached,) = report.findings_of("cached-memory")
+    assert abs(cached.bytes - (reserved - allocated)) <= MiB, (cached.bytes, reserved - allocated)
+    print(str(report))
+    # The checkpoint's tensors were made on the GPU by torch.load, then
+    # copied into the parameters: device-to-device bytes of the whole model.
+    d2d = sum(c.bytes for c in observed.copies if c.src_device == "cuda:0" and c.dst_device == "cuda:0")
+    assert d2d >= params * 0.99, (d2d, params)
+    print(f"  observed: {mb(d2d)} copied cuda:0 -> cuda:0 from torch.load's temporary device "
+          f"tensors (line {line_of('torch.load(checkpoint)')}) into the parameters")
+    peak2, reserved2, _, report2, _ = out[False]
+    assert peak2 < 1.1 * params and reserved2 < 1.1 * params, "without the early move: no doubling"
+    assert report2.findings_of("cached-memory") == []
+
+
+def peft_silent():
+    try:
+        from peft import LoraConfig, get_peft_model
+        from transformers import ViTConfig, ViTModel
+    except ImportError as e:
+        print(f"seed 1 (peft): skipped, {e}")
+        return
+    fresh()
+    cfg = ViTConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                    intermediate_size=512, image_size=64, patch_size=8)
+    model = get_peft_model(ViTModel(cfg), LoraConfig(r=8, target_modules=["query", "value"]))
+    with devcopy.observe(model) as obs:
+        model.to(dev)
+    model(pixel_values=torch.randn(2, 3, 64, 64, device=dev))
+    report = devcopy.inspect(model)
+    assert report.findings == [], str(report)
+    bad = [f for f in obs.report.findings if f.kind in ("discarded-copy", "stale-after-move")]
+    assert bad == [], str(obs.report)
+    print("seed 1 (peft LoRA on a ViT from a config): devcopy silent, as it should be")
+
+
+# ---- 2. The offload that frees nothing --------------------------------------
+class DeepModel(nn.Module):
+    def __init__(self, layer_num=8, layer_size=1024):
+        super(DeepModel, self).__init__()
+        self.layers = nn.ModuleList([nn.Linear(layer_size, layer_size) for _ in range(layer_num)])
+        self.relu = nn.ReLU()
+
+    def forward(self, x, offload=False):
+        if offload:
+            prev_tensor = x
+            for idx, layer in enumerate(self.layers):
+                x = self.relu(layer(prev_tensor))
+                prev_tensor.to('cpu', non_blocking=True)
+                prev_tensor = x
+        return x
+
+
+class SavedOnCpu(DeepModel):
+    def forward(self, x, offload=False):
+        with torch.autograd.graph.save_on_cpu(pin_memory=True):
+            for layer in self.layers:
+                x = self.relu(layer(x))
+        return x
+
+
+def offload_seed():
+    fresh()
+    model = DeepModel().to(dev)
+    x = torch.randn(256, 1024, device=dev, requires_grad=True)
+    with devcopy.observe(model) as obs:
+        model(x, offload=True).sum().backward()
+    found = obs.report.findings_of("discarded-copy")
+    line = line_of("prev_tensor.to('cpu', non_blocking=True)")
+    print(str(obs.report.only("discarded-copy")))
+    assert sum(f.count for f in found) == len(model.layers), found
+    assert sum(f.bytes for f in found) == len(model.layers) * 256 * 1024 * 4
+    for f in found:
+        assert f.location.endswith(f"run_seeds.py:{line}"), f.location
+        assert f.devices == ("cuda:0", "cpu")
+    fixed = SavedOnCpu().to(dev)
+    with devcopy.observe(fixed) as obs:
+        fixed(x).sum().backward()
+    assert obs.report.findings_of("discarded-copy") == [], str(obs.report)
+    print(f"seed 2: {sum(f.count for f in found)} discarded copies, each at run_seeds.py:{line}; "
+          "save_on_cpu: none")
+
+
+# ---- 3. Reserved memory not reused ------------------------------------------
+def reserved_seed():
+    fresh()
+    blocks = [torch.empty(256 * MiB, dtype=torch.uint8, device=dev) for _ in range(8)]
+    del blocks
+    small = nn.Linear(16, 16).to(dev)
+    driver_free, _ = torch.cuda.mem_get_info(dev)
+    unused = torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
+    avail = devcopy.available_memory(dev)
+    expect = driver_free + unused
+    print(f"seed 3: driver free {mb(driver_free)}, reserved unused {mb(unused)}, "
+          f"available_memory {mb(avail)} (expected {mb(expect)})")
+    assert abs(avail - expect) <= 0.01 * expect
+    report = devcopy.inspect(small)
+    (cached,) = report.findings_of("cached-memory")
+    assert cached.bytes >= 2000 * MiB, cached.bytes
+    # A loader budgeting with the driver alone would offload this much to
+    # the CPU; devcopy's figure says it fits, and it does.
+    want = driver_free + unused // 2
+    assert want > driver_free and want <= avail
+    placed = torch.empty(want, dtype=torch.uint8, device=dev)
+    print(f"seed 3: {mb(want)} placed on the GPU (the driver said {mb(driver_free)} free)")
+    del placed
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("run_seeds: no CUDA device", file=sys.stderr)
+        return 2
+    for step in (offload_seed, reserved_seed, lora_seed, peft_silent):
+        step()
+    print("run_seeds: PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
