@@ -12,6 +12,7 @@
 #         <torch/torch.h>): what a project's CI pays. Target: ratio <= 1.05.
 #   mock: COPIES (default 20) copies of tests/cli/multi (6 units each, mock
 #         headers, parsed in milliseconds): the facts' own cost, magnified.
+# SETS="mock real" (default) picks the sets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -19,10 +20,11 @@ devcopy=$build/analyzer/devcopy
 [[ -f $devcopy ]] || { echo "cross_unit_overhead: $devcopy not found; build target devcopy" >&2; exit 1; }
 [[ -f $build/compile_commands.json ]] || { echo "cross_unit_overhead: no $build/compile_commands.json; configure with -DDEVCOPY_EXAMPLES=ON" >&2; exit 1; }
 
-exec python3 - "$devcopy" "${ROUNDS:-3}" "${COPIES:-20}" "$build/compile_commands.json" tests/analyzer/fixtures/real/*.cpp <<'PY'
+exec python3 - "$devcopy" "${ROUNDS:-3}" "${COPIES:-20}" "${SETS:-mock real}" "$build/compile_commands.json" tests/analyzer/fixtures/real/*.cpp <<'PY'
 import json, os, re, resource, shutil, subprocess, sys, tempfile
 
-devcopy, rounds, copies, build_db, fixtures = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+devcopy, rounds, copies, sets = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
+build_db, fixtures = sys.argv[5], sys.argv[6:]
 tmp = tempfile.mkdtemp(prefix="devcopy_bench_")
 
 def real_project():
@@ -70,6 +72,8 @@ def run(d, facts):
 print(f"best of {rounds} rounds, CPU seconds, 1 job")
 print(f"{'':6} {'units':>5} {'facts':>8} {'no-facts':>9} {'ratio':>6}  findings")
 for name, make in (("mock", mock_project), ("real", real_project)):
+    if name not in sets:
+        continue
     d, units = make()
     best = {}
     for _ in range(rounds):

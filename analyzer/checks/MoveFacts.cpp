@@ -58,6 +58,10 @@ static json::Value toValue(const Move &M) {
     O["constructorOf"] = M.ConstructorOf;
     O["via"] = json::Array(M.Via);
   }
+  if (M.Returned)
+    O["returned"] = true;
+  if (!M.From.empty())
+    O["from"] = M.From;
   if (!M.Condition.empty()) {
     O["condition"] = M.Condition;
     O["negated"] = M.Negated;
@@ -105,7 +109,8 @@ bool fromJSON(const json::Value &V, Move &M, json::Path P) {
          O.mapOptional("device", M.To.Device) && O.mapOptional("deviceText", M.To.DeviceText) &&
          O.mapOptional("dtype", M.To.DType) && O.mapOptional("constructorOf", M.ConstructorOf) &&
          O.mapOptional("via", M.Via) && O.mapOptional("condition", M.Condition) &&
-         O.mapOptional("negated", M.Negated) && O.mapOptional("resolved", M.Resolved);
+         O.mapOptional("negated", M.Negated) && O.mapOptional("resolved", M.Resolved) &&
+         O.mapOptional("returned", M.Returned) && O.mapOptional("from", M.From);
 }
 
 bool fromJSON(const json::Value &V, Registration &R, json::Path P) {
@@ -153,11 +158,16 @@ llvm::Expected<FactsFile> readFile(llvm::StringRef Path) {
 // ---- Join -------------------------------------------------------------------
 
 void Index::add(const UnitFacts &U) {
-  for (const Move &M : U.Moves)
+  for (const Move &M : U.Moves) {
     // A move to the CPU copies nothing for a module built on the host: never
     // the first of two.
-    if (!M.ConstructorOf.empty() && M.To.Device != "cpu")
+    if (M.To.Device == "cpu")
+      continue;
+    if (!M.ConstructorOf.empty())
       Classes[M.ConstructorOf].CtorMoves.push_back({&U, &M});
+    if (M.Returned)
+      Returns[M.Function].push_back({&U, &M});
+  }
   for (const Registration &R : U.Registered) {
     auto &Members = Classes[R.Owner].Members;
     std::pair<std::string, std::string> Member{R.Field, R.Class};
@@ -181,6 +191,12 @@ bool Index::candidate(const Move &First, const UnitFacts &U, const Move &Later,
 std::optional<Hit> Index::firstMove(const Move &Later, llvm::StringRef LaterUnit) const {
   if (Later.Resolved || Later.Class.empty())
     return std::nullopt;
+  // The function that built and moved the object, in this unit or another
+  // (no unit compares these itself).
+  if (auto It = Returns.find(Later.From); !Later.From.empty() && It != Returns.end())
+    for (auto [U, M] : It->second)
+      if (candidate(*M, *U, Later, ""))
+        return Hit{U, M, {}};
   // The class's own constructor ran before anyone else could move the object.
   Hit H;
   if (auto It = Classes.find(Later.Class); It != Classes.end() && Later.Object != "this")
@@ -226,6 +242,13 @@ static std::string where(const Hit &H) {
 }
 
 std::string message(const Move &Later, const Hit &H) {
+  if (H.First->ConstructorOf.empty())
+    return "module '" + movedName(Later, H) + "' is moved " +
+           describeDestination(toCopy(Later.To)) + " again; it was already moved in '" +
+           H.First->Function + "' (" + where(H) + "), which returns it, so its parameters " +
+           "are copied a second time and layers rebuilt in between are copied twice (double " +
+           "VRAM while the first copies stay referenced); move it once, in '" +
+           H.First->Function + "' or here";
   return "module '" + movedName(Later, H) + "' is moved " +
          describeDestination(toCopy(Later.To)) + " again; it was already moved in the " +
          "constructor of '" + H.First->ConstructorOf + "' (" + where(H) +
@@ -236,6 +259,9 @@ std::string message(const Move &Later, const Hit &H) {
 }
 
 std::string noteMessage(const Move &Later, const Hit &H) {
+  if (H.First->ConstructorOf.empty())
+    return "'" + movedName(Later, H) + "' is first moved here, in '" + H.First->Function +
+           "', which returns it";
   return "'" + movedName(Later, H) + "' is first moved here, in the constructor of '" +
          H.First->ConstructorOf + "'";
 }

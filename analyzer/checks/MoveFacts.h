@@ -56,6 +56,11 @@ struct Move {
   /// object; {"block"} for `block->to(d)` or a local registered as "block").
   std::string ConstructorOf;
   std::vector<std::string> Via;
+  /// A factory: the moved object is a local the function returns.
+  bool Returned = false;
+  /// The moved object is a local initialised by a call to this function
+  /// (`auto net = build(device);`), by qualified name.
+  std::string From;
   /// The innermost `if` around the move: its condition's spelling, `!`
   /// stripped, and whether the move runs when it is false.
   std::string Condition;
@@ -97,8 +102,9 @@ struct Hit {
 class Index {
 public:
   void add(const UnitFacts &U);
-  /// The constructor move that \p Later repeats, made in a unit other than
-  /// \p LaterUnit (the caller has already compared those): a move of the
+  /// The earlier move \p Later repeats: the move in the function that
+  /// returned the object (any unit), or a constructor move made in a unit
+  /// other than \p LaterUnit (the caller has already compared those): of the
   /// class's own constructor, or of a registered submodule's, at any depth.
   std::optional<Hit> firstMove(const Move &Later, llvm::StringRef LaterUnit) const;
 
@@ -110,6 +116,7 @@ private:
     std::vector<std::pair<std::string, std::string>> Members; ///< field, class
   };
   llvm::StringMap<Entry> Classes;
+  llvm::StringMap<std::vector<std::pair<const UnitFacts *, const Move *>>> Returns;
 };
 
 /// The diagnostic and its note for a move repeated across units.

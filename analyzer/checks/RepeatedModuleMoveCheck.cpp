@@ -57,8 +57,8 @@ void RepeatedModuleMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
   // Whole translation unit but system headers (in case the walk is not
   // narrowed to the main file; see collectFromHeaders for when it is).
   auto User = unless(isExpansionInSystemHeader());
-  Finder->addMatcher(expr(User, unless(isInTemplateInstantiation()), matchers::moduleToCall("move")),
-                     this);
+  // Template instantiations too: DevcopyCheck::diag reports a location once.
+  Finder->addMatcher(expr(User, matchers::moduleToCall("move")), this);
   Finder->addMatcher(stmt(User, anyOf(assignedRegistration(), passedRegistration())), this);
   Finder->addMatcher(decl(User, initializedRegistration()), this);
   Finder->addMatcher(decl(User, registeredLocal()), this);

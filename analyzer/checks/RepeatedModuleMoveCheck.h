@@ -60,6 +60,7 @@ private:
   // Across translation units (RepeatedModuleMoveFacts.cpp).
   void readCondition(Move &M) const;
   facts::UnitFacts unitFacts() const;
+  void readFactory(const Move &M, facts::Move &F) const;
   const ValueDecl *registeredLocalField(const ValueDecl *D, const CXXRecordDecl *Owner) const;
   void checkAcrossUnits(facts::UnitFacts &Unit);
   std::string factsPath() const;

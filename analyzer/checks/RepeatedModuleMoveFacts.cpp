@@ -6,6 +6,7 @@
 #include "ModuleFacts.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ParentMap.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/Support/Path.h"
 
 namespace clang::tidy::devcopy {
@@ -49,6 +50,27 @@ void RepeatedModuleMoveCheck::readCondition(Move &M) const {
   }
 }
 
+void RepeatedModuleMoveCheck::readFactory(const Move &M, facts::Move &F) const {
+  using namespace ast_matchers;
+  const auto *Var = M.Path.size() == 1 ? llvm::dyn_cast<VarDecl>(M.Path[0]) : nullptr;
+  if (!Var || !Var->hasLocalStorage() || llvm::isa<ParmVarDecl>(Var))
+    return;
+  // `return var;`, through the holder's copy or move constructor.
+  auto Ref = ignoringImplicit(declRefExpr(to(varDecl(equalsNode(Var)))));
+  auto Returned = returnStmt(hasReturnValue(
+      ignoringImplicit(anyOf(Ref, cxxConstructExpr(hasArgument(0, Ref))))));
+  if (const Stmt *Body = M.Fn->getBody())
+    F.Returned = !match(findAll(Returned), *Body, *Ctx).empty();
+  // `auto var = build(...);`
+  const Expr *Init = Var->getInit() ? Var->getInit()->IgnoreImplicit() : nullptr;
+  if (const auto *Construct = llvm::dyn_cast_or_null<CXXConstructExpr>(Init))
+    Init = Construct->getNumArgs() == 1 ? Construct->getArg(0)->IgnoreImplicit() : nullptr;
+  const auto *Call = llvm::dyn_cast_or_null<CallExpr>(Init);
+  if (const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr)
+    if (!llvm::isa<CXXMethodDecl>(Callee))
+      F.From = Callee->getQualifiedNameAsString();
+}
+
 facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
   const SourceManager &SM = Ctx->getSourceManager();
   facts::UnitFacts U;
@@ -76,6 +98,7 @@ facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
     F.Condition = M.Condition;
     F.Negated = M.Negated;
     F.Resolved = M.Resolved;
+    readFactory(M, F);
     // A constructor's move of its own object, a member, or a local it registers.
     if (const auto *Ctor = llvm::dyn_cast<CXXConstructorDecl>(M.Fn)) {
       const CXXRecordDecl *Class = Ctor->getParent()->getCanonicalDecl();
@@ -140,12 +163,12 @@ void RepeatedModuleMoveCheck::checkAcrossUnits(facts::UnitFacts &Unit) {
   std::shared_ptr<const facts::FactsFile> File = facts::load(factsPath(), Error);
   if (!Error.empty())
     configurationDiag("%0: %1") << getID() << Error;
-  if (!File)
-    return; // no facts file: this unit alone, as before
+  // Without a facts file, this unit alone (its factories' moves).
   facts::Index Index;
-  for (const facts::UnitFacts &Other : File->Units)
-    if (Other.File != Unit.File) // this unit's own facts are fresher
-      Index.add(Other);
+  if (File)
+    for (const facts::UnitFacts &Other : File->Units)
+      if (Other.File != Unit.File) // this unit's own facts are fresher
+        Index.add(Other);
   Index.add(Unit);
   const SourceManager &SM = Ctx->getSourceManager();
   for (const facts::Move &M : Unit.Moves) {

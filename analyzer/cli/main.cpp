@@ -169,7 +169,9 @@ int main(int argc, char** argv) {
     collector.reset();
     std::string factsPath = opts.facts;
     if (factsPath.empty()) {
+      // Beside compile_commands.json (-p may name the file itself).
       llvm::SmallString<256> p(opts.buildDir);
+      if (!llvm::sys::fs::is_directory(p)) llvm::sys::path::remove_filename(p);
       llvm::sys::path::append(p, facts::DefaultFileName);
       factsPath = std::string(p);
     }

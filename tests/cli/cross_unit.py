@@ -8,8 +8,9 @@ database (mock <torch/torch.h>), then:
   1. `devcopy analyze`: the cross-file findings with their notes, the facts
      file beside compile_commands.json, a run on one PATH keeping the others'
      facts, --no-facts giving single-file results;
-  2. devcopy-tidy, the clang-tidy plugin and devcopy-clangd --check on
-     src/main.cpp alone, reading that facts file: the same findings and notes;
+  2. devcopy-tidy, the clang-tidy plugin and devcopy-clangd (over LSP, as an
+     editor runs it) on src/main.cpp alone, reading that facts file: the same
+     findings and notes;
   3. a missing facts file (single-file behaviour, silent) and a malformed one
      (one warning line, no crash).
 
@@ -36,6 +37,7 @@ EXPECTED = [
     (12, "net.head", "src/net.cpp", 6, "NetImpl"),
     (14, "pipeline.stage.conv1", "src/block.cpp", 5, "BlockImpl"),
     (16, "decoder", "src/encoder.cpp", 10, "DecoderImpl"),
+    (18, "built", "src/net.cpp", 16, None),  # a factory: moves what it returns
 ]
 DIAG = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|note): (?P<msg>.*)$")
 
@@ -89,10 +91,12 @@ def case_analyze(args, root):
     check(len(findings) == len(EXPECTED), f"unexpected findings: {findings}")
     for f in findings:
         ln, name, nf, nl, ctor = next(e for e in EXPECTED if e[0] == f["line"])
+        where = f"({os.path.basename(nf)}:{nl})"
+        first = f"constructor of '{ctor}' {where}" if ctor else f"'build_plain' {where}, which returns it"
         check(f"module '{name}' is moved to 'device' again" in f["message"] and
-              f"constructor of '{ctor}' ({os.path.basename(nf)}:{nl})" in f["message"] and
-              "double VRAM" in f["message"], f"message: {f['message']}")
-        check(f["notes"][0]["message"] == f"'{name}' is first moved here, in the constructor of '{ctor}'",
+              first in f["message"] and "double VRAM" in f["message"], f"message: {f['message']}")
+        note = (f"the constructor of '{ctor}'" if ctor else "'build_plain', which returns it")
+        check(f["notes"][0]["message"] == f"'{name}' is first moved here, in {note}",
               f"note: {f['notes'][0]}")
     facts = json.load(open(os.path.join(root, "devcopy-facts.json")))
     check(facts["format"] == "devcopy-facts" and facts["version"] == 1, "facts header")
@@ -105,6 +109,12 @@ def case_analyze(args, root):
     check(got == {e[0] for e in EXPECTED}, f"analyze src/main.cpp found {sorted(got)}")
     facts = json.load(open(os.path.join(root, "devcopy-facts.json")))
     check(len(facts["units"]) == len(SOURCES), "a PATH run dropped the other units' facts")
+
+    # -p naming the database file itself: the facts go beside it.
+    os.remove(os.path.join(root, "devcopy-facts.json"))
+    p = run([args.devcopy, "analyze", "--no-progress", "-p", "compile_commands.json"], root)
+    check(p.returncode == 1 and os.path.exists(os.path.join(root, "devcopy-facts.json")),
+          f"-p compile_commands.json:\n{p.stderr}")
 
     # --no-facts: each unit alone, as before the facts existed.
     p = run([args.devcopy, "analyze", "--no-progress", "--no-facts", "--format", "json",
@@ -121,6 +131,52 @@ def front_ends(args):
                      "--quiet", *main]
 
 
+def lsp_findings(args, root, want):
+    """devcopy-clangd as an editor runs it (LSP over stdio): open src/main.cpp,
+    wait for its diagnostics, compare them and their related locations."""
+    with open(os.path.join(root, ".clangd"), "w") as f:
+        f.write(f"Diagnostics:\n  ClangTidy:\n    Add: [{RULE}]\n    FastCheckFilter: None\n")
+    proc = subprocess.Popen([args.clangd, f"--compile-commands-dir={root}", "--log=error"], cwd=root,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(msg):
+        body = json.dumps(msg).encode()
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.flush()
+
+    def receive():
+        length = 0
+        while (line := proc.stdout.readline().strip()):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(proc.stdout.read(length))
+
+    main = os.path.join(root, "src/main.cpp")
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": f"file://{root}", "capabilities": {"textDocument": {
+                "publishDiagnostics": {"relatedInformation": True}}}}})
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": f"file://{main}", "languageId": "cpp", "version": 1, "text": open(main).read()}}})
+        while True:
+            msg = receive()
+            if (msg.get("method") == "textDocument/publishDiagnostics" and
+                    msg["params"]["uri"] == f"file://{main}"):
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    got = set()
+    for d in msg["params"]["diagnostics"]:
+        if d.get("code") != RULE:
+            continue
+        for r in d.get("relatedInformation", []):
+            got.add((d["range"]["start"]["line"] + 1, r["location"]["uri"].replace("file://", ""),
+                     r["location"]["range"]["start"]["line"] + 1))
+    check(got == want, f"devcopy-clangd found {sorted(got)}, want {sorted(want)}:\n{msg}")
+
+
 def case_tidy(args, root):
     want = expected_set(root)
     for name, cmd in front_ends(args):
@@ -129,15 +185,7 @@ def case_tidy(args, root):
         check(got == want, f"{name} with the facts file found {sorted(got)}, want {sorted(want)}:\n"
                            f"{p.stdout}{p.stderr}")
     if args.clangd:
-        # clangd's --check mode: parses the file as the editor would and logs
-        # every diagnostic (the project's .clangd enables the rule).
-        with open(os.path.join(root, ".clangd"), "w") as f:
-            f.write(f"Diagnostics:\n  ClangTidy:\n    Add: [{RULE}]\n")
-        p = run([args.clangd, "--check=src/main.cpp", f"--compile-commands-dir={root}",
-                 "--log=error"], root)
-        lines = {int(m[1]) for m in re.finditer(r"\[" + RULE + r"\] Line (\d+):", p.stderr)}
-        check(lines == {e[0] for e in EXPECTED},
-              f"devcopy-clangd found lines {sorted(lines)}:\n{p.stderr[-3000:]}")
+        lsp_findings(args, root, want)
 
     # An explicit FactsFile option, relative to the compile command's folder.
     shutil.move(os.path.join(root, "devcopy-facts.json"), os.path.join(root, "other.json"))

@@ -57,3 +57,6 @@ struct PlainImpl : torch::nn::Module {
   torch::nn::Linear fc{nullptr};
 };
 TORCH_MODULE(Plain);
+
+// net.cpp: builds a Plain, moves it and returns it.
+Plain build_plain(torch::Device device);

@@ -14,6 +14,8 @@ void train(torch::Device device, bool move_early) {
   pipeline->to(device);
   Decoder decoder(device);
   decoder->to(device);
+  auto built = build_plain(device);
+  built->to(device);
   Block quiet(device);
   quiet->to(device); // NOLINT(devcopy-repeated-module-move)
 

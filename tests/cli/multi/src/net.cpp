@@ -10,3 +10,9 @@ NetImpl::NetImpl(torch::Device device) {
 PipelineImpl::PipelineImpl(torch::Device device) {
   stage = register_module("stage", Block(device));
 }
+
+Plain build_plain(torch::Device device) {
+  Plain plain;
+  plain->to(device);
+  return plain;
+}
