@@ -416,13 +416,26 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
 
 namespace {
 /// Evaluates the outermost device expressions of the main file and its
-/// `.cuda()` calls, stopping at the first accelerator.
+/// `.cuda()` calls, stopping at the first accelerator; and notes whether the
+/// file chooses a host device itself (a device variable initialised to the
+/// CPU), the evidence that the program is fixed to the CPU.
 class AcceleratorFinder : public RecursiveASTVisitor<AcceleratorFinder> {
 public:
-  explicit AcceleratorFinder(llvm::function_ref<bool(const Expr *)> IsAccelerator)
-      : IsAccelerator(IsAccelerator) {}
+  AcceleratorFinder(llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf)
+      : PlaceOf(PlaceOf) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool Found = false;
+  bool ChoosesHost = false;
+
+  bool VisitVarDecl(VarDecl *VD) {
+    // A parameter's device comes from the caller: no evidence either way.
+    if (llvm::isa<ParmVarDecl>(VD) || !VD->hasInit() || VD->getType()->isReferenceType() ||
+        !(isDeviceType(VD->getType()) || isTensorOptionsType(VD->getType())))
+      return true;
+    if (PlaceOf(VD->getInit()).value_or(Place::Unknown) == Place::Host)
+      ChoosesHost = true;
+    return true;
+  }
 
   bool TraverseStmt(Stmt *S, DataRecursionQueue *Queue = nullptr) {
     if (Found)
@@ -430,7 +443,7 @@ public:
     if (const auto *E = llvm::dyn_cast_or_null<Expr>(S);
         E && !E->isTypeDependent() &&
         (isDeviceType(E->getType()) || isTensorOptionsType(E->getType()))) {
-      Found = IsAccelerator(E);
+      Found = PlaceOf(E).value_or(Place::Unknown) == Place::Accelerator;
       return !Found;
     }
     return RecursiveASTVisitor::TraverseStmt(S, Queue);
@@ -443,7 +456,7 @@ public:
   }
 
 private:
-  llvm::function_ref<bool(const Expr *)> IsAccelerator;
+  llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf;
 };
 } // namespace
 
@@ -453,10 +466,8 @@ bool TensorPlaces::programOnHost() {
   if (ComputingOnHost)
     return false;
   ComputingOnHost = true;
-  auto IsAccelerator = [this](const Expr *E) {
-    return deviceOf(E, 0).value_or(Place::Unknown) == Place::Accelerator;
-  };
-  AcceleratorFinder Finder(IsAccelerator);
+  auto PlaceOf = [this](const Expr *E) { return deviceOf(E, 0); };
+  AcceleratorFinder Finder(PlaceOf);
   const SourceManager &SM = Ctx.getSourceManager();
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
     if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
@@ -466,7 +477,9 @@ bool TensorPlaces::programOnHost() {
       break;
   }
   ComputingOnHost = false;
-  OnHost = !Finder.Found;
+  // Fixed to the CPU only on evidence: a file that names no device at all
+  // (a library taking the device as a parameter) is not.
+  OnHost = !Finder.Found && Finder.ChoosesHost;
   return *OnHost;
 }
 

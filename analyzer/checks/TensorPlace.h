@@ -62,9 +62,12 @@ public:
   /// Where the tensor \p E evaluates to lives, at the point \p E is evaluated.
   Place ofTensor(const Expr *E);
 
-  /// True when the main file names no accelerator: no device expression of it
-  /// evaluates to one and nothing calls `.cuda()`. Every tensor of such a
-  /// program is on the host: it has no transfers and no host syncs.
+  /// True when the main file is fixed to the CPU: it chooses a host device
+  /// itself (`torch::Device device(torch::kCPU)`, a constant `cpu_only` flag
+  /// choosing kCPU), no device expression of it evaluates to an accelerator
+  /// and nothing calls `.cuda()`. Every tensor of such a program is on the
+  /// host: it has no transfers and no host syncs. A file that names no device
+  /// (its device arrives as a parameter) is not fixed to the CPU.
   bool programOnHost();
 
 private:
