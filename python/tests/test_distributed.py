@@ -27,7 +27,7 @@ def _rank(rank, world, port, same_data, out_dir):
         opt = torch.optim.Adam(model.parameters()) if same_data else torch.optim.SGD(
             model.parameters(), lr=0.1)
         torch.manual_seed(0 if same_data else 1 + rank)
-        model(torch.randn(16, 64)).sum().backward()
+        model(torch.randn(16, 64)).pow(2).sum().backward()  # gradients depend on the data
         opt.step()
         before = {k: v.clone() for k, v in model.state_dict().items()}
         report = devcopy.inspect_distributed(model, roots={"opt": opt}, timeout=30)

@@ -95,7 +95,7 @@ def test_optimizer_state_is_named_by_parameter():
     opt = torch.optim.Adam(m.parameters())
     m.a(torch.ones(1, 64)).sum().backward()
     opt.step()
-    names = [n for n, _ in Roots(m, {"opt": opt}).held]
+    names = [n for n, _ in Roots(m, {"opt": opt}).state]
     assert "opt.state.a.weight.exp_avg" in names and "opt.state.a.bias.exp_avg_sq" in names
 
 
