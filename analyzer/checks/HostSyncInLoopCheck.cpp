@@ -349,6 +349,8 @@ bool HostSyncInLoopCheck::fileNamesAccelerator(ASTContext &Ctx) {
 }
 
 bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
+  if (places(Ctx).programOnHost())
+    return false; // fixed to the CPU: nothing to wait for
   // The outermost function around the loop (a lambda belongs to its caller).
   const Decl *Fn = nullptr;
   DynTypedNode Cur = DynTypedNode::create(Loop);
@@ -364,8 +366,10 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
   }
   if (!Fn)
     return fileNamesAccelerator(Ctx);
+  // A device that arrives from outside (a parameter, a member) is chosen by
+  // the caller: real code passes the GPU in, so it counts as one.
   DeviceUse U = functionDeviceUse(Fn);
-  return U.NamesAccelerator || (U.UsesDevice && fileNamesAccelerator(Ctx));
+  return U.NamesAccelerator || U.UsesDevice;
 }
 
 void HostSyncInLoopCheck::onEndOfTranslationUnit() {
