@@ -1,4 +1,5 @@
 #include "MoveFacts.h"
+#include "NestingLimit.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -125,6 +126,8 @@ bool fromJSON(const json::Value &V, UnitFacts &U, json::Path P) {
 }
 
 llvm::Expected<FactsFile> parse(llvm::StringRef Text) {
+  if (std::optional<std::string> Deep = ::devcopy::nestingError(Text, /*Json=*/true))
+    return llvm::createStringError(*Deep);
   llvm::Expected<json::Value> V = json::parse(Text);
   if (!V)
     return V.takeError();

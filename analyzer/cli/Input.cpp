@@ -1,4 +1,5 @@
 #include "Input.h"
+#include "NestingLimit.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -46,24 +47,7 @@ std::optional<std::string> readInput(const std::string& path, std::string& error
 }
 
 std::optional<std::string> nestingError(llvm::StringRef text, bool json, unsigned maxDepth) {
-  unsigned depth = 0, line = 1;
-  bool quoted = false;  // inside a JSON string
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n') ++line;
-    if (quoted) {
-      if (c == '\\') ++i;  // the escaped character
-      else if (c == '"') quoted = false;
-      continue;
-    }
-    if (c == '"' && json) quoted = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > maxDepth)
-        return "line " + std::to_string(line) + ": nested more than " +
-               std::to_string(maxDepth) + " levels deep";
-    } else if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return std::nullopt;
+  return devcopy::nestingError(text, json, maxDepth);
 }
 
 std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& error) {

@@ -209,6 +209,12 @@ def case_tidy(args, root):
         check(len(bad) == 1 and "devcopy-facts.json" in bad[0] and "devcopy analyze" in bad[0],
               f"{name}: malformed facts file must give one warning line:\n{out}")
         check(tidy_findings(p.stdout, root) == set(), f"{name} used a malformed facts file")
+    # Hostile: nested 50,000 levels (the JSON parser recurses per level).
+    with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
+        f.write("[" * 50000 + "]" * 50000)
+    p = run(next(front_ends(args))[1], root)
+    check(p.returncode in (0, 1) and "nested more than 256 levels deep" in p.stdout + p.stderr,
+          f"a deeply nested facts file must give one warning, not a crash:\n{p.stdout}{p.stderr}")
     with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
         f.write('{"format": "devcopy-facts", "version": 99, "units": []}')
     p = run(next(front_ends(args))[1], root)
