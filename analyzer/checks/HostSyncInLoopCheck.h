@@ -13,8 +13,9 @@ namespace clang::tidy::devcopy {
 /// Flags `loss.item()`, `x.cpu()`, `x.to(kCPU)`, `x.nonzero()`, `std::cout << x`
 /// ... run on every iteration of a loop (not under a condition that changes in
 /// the loop, such as `step % 100 == 0`). Silent unless an accelerator is in
-/// play: the function names one, or uses a device chosen elsewhere in a file
-/// that names one. See rules/devcopy-host-sync-in-loop.md.
+/// play: the function names one, or uses a device chosen elsewhere (a
+/// parameter, a member); never in a program fixed to the CPU. See
+/// rules/devcopy-host-sync-in-loop.md.
 class HostSyncInLoopCheck : public DevcopyCheck {
 public:
   using DevcopyCheck::DevcopyCheck;

@@ -18,9 +18,10 @@
 //    the device of its first tensor operand. A local tensor variable is where
 //    the definitions that reach the use (its CFG: initialiser and
 //    assignments, dominance and reachability) put it; they must agree.
-//  * A program that names no accelerator anywhere in the main file (no
-//    device expression that evaluates to one, no `.cuda()`) runs on the host:
-//    every device and tensor expression of it is Host.
+//  * A program fixed to the CPU (its main file chooses a host device itself,
+//    no device expression evaluates to an accelerator, no `.cuda()`) runs on
+//    the host: every device and tensor expression of it is Host. A file whose
+//    device only arrives from outside (a parameter) is not fixed.
 //
 // One TensorPlaces per translation unit (DevcopyCheck::places() holds it);
 // answers are cached. Only main-file code is examined.
