@@ -1,4 +1,5 @@
 #include "CreateThenMoveCheck.h"
+#include "LoopFacts.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Lex/Lexer.h"
@@ -59,12 +60,27 @@ const CallExpr *factoryRoot(const Expr *E,
 
 AST_MATCHER(Expr, isFactoryChain) { return factoryRoot(&Node, nullptr) != nullptr; }
 
-/// torch::tensor(values) copies host values whichever device it names: only a
-/// constant (`torch::tensor({0.5})`) could have been made on the device.
+/// True when \p E holds a braced list of at least \p MinInits values, at any depth.
+bool hasInitList(const Stmt *E, unsigned MinInits, int Depth = 0) {
+  if (!E || Depth > 16)
+    return false;
+  if (const auto *IL = llvm::dyn_cast<InitListExpr>(E); IL && IL->getNumInits() >= MinInits)
+    return true;
+  return llvm::any_of(E->children(),
+                      [&](const Stmt *C) { return hasInitList(C, MinInits, Depth + 1); });
+}
+
+/// torch::tensor(values) fills a host tensor and copies it whichever device
+/// its options name (TensorDataContainer::convert_to_tensor): a list of
+/// values, or values read from variables, has no cheaper form. Only a
+/// constant (`torch::tensor(0.5)`, `torch::tensor({0})`) could have been made
+/// on the device (scalar_tensor, full).
 bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
   const FunctionDecl *FD = Factory.getDirectCallee();
   if (!FD->getIdentifier() || FD->getName() != "tensor" || Factory.getNumArgs() == 0)
     return false;
+  if (hasInitList(Factory.getArg(0), 2))
+    return true;
   auto Variable = declRefExpr(to(varDecl(unless(isConstexpr()))));
   return !match(expr(anyOf(Variable, hasDescendant(Variable))), *Factory.getArg(0), Ctx).empty();
 }
@@ -77,12 +93,84 @@ const Expr *deviceArgument(const CXXMemberCallExpr &Move) {
       return A;
   return nullptr;
 }
+/// The statement or declaration of a function body holding \p Node.
+const Stmt *statementOf(const DynTypedNode &Node, ASTContext &Ctx) {
+  DynTypedNode Cur = Node;
+  for (int Depth = 0; Depth < 64; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return nullptr;
+    if (const auto *S = Parents[0].get<Stmt>(); S && !llvm::isa<Expr>(S))
+      return S;
+    Cur = Parents[0];
+  }
+  return nullptr;
+}
+
+/// `auto v = torch::zeros(s); ... f(v.to(d));`: the local holds the fresh
+/// tensor until the move and nothing else reads it first. Every other
+/// reference is the assignment of the move's result back to `v`, or comes
+/// after that assignment; the declaration and the move run the same number
+/// of times (same innermost loop).
+bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv, const CXXMemberCallExpr &Move,
+                   ASTContext &Ctx) {
+  const auto *Fn = llvm::dyn_cast<FunctionDecl>(Var.getDeclContext());
+  if (!Fn || !Fn->getBody())
+    return false;
+  const Stmt *DeclS = statementOf(DynTypedNode::create(Var), Ctx);
+  if (!DeclS)
+    return false;
+  std::optional<EnclosingLoop> LD = findEnclosingLoop(*DeclS, Ctx);
+  std::optional<EnclosingLoop> LM = findEnclosingLoop(Move, Ctx);
+  if ((LD ? LD->Loop : nullptr) != (LM ? LM->Loop : nullptr))
+    return false;
+  // `v = v.to(d)`: the move's result replaces the host tensor.
+  const Expr *Back = nullptr;
+  auto Parents = Ctx.getParents(Move);
+  for (int Depth = 0; Depth < 4 && !Parents.empty(); ++Depth) {
+    if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
+      if (Op->isAssignmentOp() && Op->getNumArgs() == 2)
+        if (const auto *L = llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
+            L && L->getDecl() == &Var)
+          Back = L;
+      break;
+    }
+    if (!Parents[0].get<Expr>())
+      break;
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(&Var)))).bind("ref")),
+                    *Fn->getBody(), Ctx);
+  for (const BoundNodes &N : Refs) {
+    const auto *R = N.getNodeAs<DeclRefExpr>("ref");
+    if (R == &Recv || R == Back)
+      continue;
+    if (!Back || !SM.isBeforeInTranslationUnit(Move.getEndLoc(), R->getBeginLoc()))
+      return false;
+  }
+  return true;
+}
+
+AST_MATCHER(VarDecl, holdsFactoryChain) {
+  const Expr *Init = Node.getInit();
+  return Init && factoryRoot(Init, nullptr) != nullptr;
+}
 } // namespace
 
 void CreateThenMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
   Finder->addMatcher(expr(matchers::tensorMethodCall({"to", "cuda"}, "move"),
                           cxxMemberCallExpr(on(isFactoryChain()))),
                      this);
+  // The same through a local that holds the fresh tensor until the move.
+  Finder->addMatcher(
+      expr(matchers::tensorMethodCall({"to", "cuda"}, "move"),
+           cxxMemberCallExpr(on(ignoringParenImpCasts(
+               declRefExpr(to(varDecl(hasLocalStorage(), unless(parmVarDecl()),
+                                      unless(hasType(referenceType())), holdsFactoryChain())
+                                  .bind("var")))
+                   .bind("ref"))))),
+      this);
   // A tensor made only to read what it was made with.
   Finder->addMatcher(
       expr(matchers::tensorMethodCall({"options"}, "read"),
@@ -104,7 +192,11 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Move || ReadMoves.contains(Move))
     return;
   llvm::SmallVector<const CXXMemberCallExpr *, 4> Links;
-  const CallExpr *Factory = factoryRoot(Move->getImplicitObjectArgument(), &Links);
+  const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");
+  if (Var && !onlyFeedsMove(*Var, *Result.Nodes.getNodeAs<DeclRefExpr>("ref"), *Move, Ctx))
+    return;
+  const CallExpr *Factory =
+      factoryRoot(Var ? Var->getInit() : Move->getImplicitObjectArgument(), &Links);
   const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;
   if (!FD)
     return;
@@ -140,11 +232,17 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
            L->getMethodDecl()->getName().str() + "()'";
   if (!Via.empty())
     Via += " there)";
+  if (Var)
+    Via += ", kept in '" + Var->getNameAsString() + "' until the move,";
   std::optional<uint64_t> Bytes = Links.empty() ? factoryBytes(*Factory, Ctx) : std::nullopt;
   std::string Destination = PassOptions ? "to the device of '" + Dev + "'" : describeDestination(T);
   if (Other)
     Destination = describeDestination(T);
-  std::string Suggest = PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
+  // torch::tensor({c}) builds its list on the host whatever its options say.
+  const bool HostList = FD->getName() == "tensor" && hasInitList(Factory->getArg(0), 1);
+  std::string Suggest = HostList ? "make it there with '" + NS + "::full({1}, value, " + NS +
+                                       "::TensorOptions().device(" + Dev + "))'"
+                        : PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
                                     : "create it there with '" + NS + "::TensorOptions().device(" +
                                           Dev + ")'";
   auto D = diag(Move->getExprLoc(),
@@ -157,7 +255,7 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // stay and run on the device. Only for a plain `.to(device)` / `.cuda()`
   // with no macro in the way.
   const int OptIdx = optionsParam(*FD);
-  if (OptIdx < 0 || Factory->getBeginLoc().isMacroID() || Move->getEndLoc().isMacroID() ||
+  if (OptIdx < 0 || HostList || Var || Factory->getBeginLoc().isMacroID() || Move->getEndLoc().isMacroID() ||
       (T.Method == "to" && (writtenArgs(*Move) != 1 || T.changesDType())))
     return;
   const Expr *OptArg = static_cast<unsigned>(OptIdx) < Factory->getNumArgs() &&

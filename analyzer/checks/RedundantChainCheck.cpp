@@ -235,10 +235,19 @@ void RedundantChainCheck::checkCompareTrip(const CXXMemberCallExpr &Down,
 }
 
 void RedundantChainCheck::checkCopyInto(const CXXMemberCallExpr &Inner, const Expr &Recv,
-                                        const ASTContext &Ctx) {
+                                        ASTContext &Ctx) {
   CopyTarget I = describeCopy(Inner, Ctx);
   if (I.Method == "pin_memory" || I.Method == "contiguous")
     return; // pinned staging for an async copy_ is deliberate
+  // A move alone copies nothing when 'src' is already there: only a source
+  // known to live elsewhere makes the temporary a real copy.
+  if (I.changesDevice() && !I.changesDType() && !I.AlwaysCopies) {
+    TensorPlaces &Places = places(Ctx);
+    const Place From = Places.ofTensor(&Recv);
+    const Place To = destination(Inner, I, Places);
+    if (From == Place::Unknown || To == Place::Unknown || From == To)
+      return;
+  }
   const std::string X = receiverName(&Recv, Ctx);
   auto D = diag(Inner.getExprLoc(),
                 "'%0' is copied %1 only to feed 'copy_()', which converts "

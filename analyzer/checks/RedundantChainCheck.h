@@ -28,7 +28,7 @@ private:
                   const Expr &Recv, const CXXMemberCallExpr *Detach, ASTContext &Ctx);
   void checkCompareTrip(const CXXMemberCallExpr &Down, const CXXMemberCallExpr &Up,
                         const Expr &Recv, const Expr &Other, ASTContext &Ctx);
-  void checkCopyInto(const CXXMemberCallExpr &Inner, const Expr &Recv, const ASTContext &Ctx);
+  void checkCopyInto(const CXXMemberCallExpr &Inner, const Expr &Recv, ASTContext &Ctx);
 };
 
 } // namespace clang::tidy::devcopy
