@@ -72,7 +72,7 @@ bool hasInitList(const Stmt *E, unsigned MinInits, int Depth = 0) {
 
 /// torch::tensor(values) fills a host tensor and copies it whichever device
 /// its options name (TensorDataContainer::convert_to_tensor): a list of
-/// values, or values read from variables, has no cheaper form. Only a
+/// values, or values read from variables, members or calls, has no cheaper form. Only a
 /// constant (`torch::tensor(0.5)`, `torch::tensor({0})`) could have been made
 /// on the device (scalar_tensor, full).
 bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
@@ -81,8 +81,10 @@ bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
     return false;
   if (hasInitList(Factory.getArg(0), 2))
     return true;
-  auto Variable = declRefExpr(to(varDecl(unless(isConstexpr()))));
-  return !match(expr(anyOf(Variable, hasDescendant(Variable))), *Factory.getArg(0), Ctx).empty();
+  // Values read from a variable, a member or a call: data, not a constant.
+  auto Data = expr(anyOf(declRefExpr(to(varDecl(unless(isConstexpr())))), memberExpr(),
+                         callExpr()));
+  return !match(expr(anyOf(Data, hasDescendant(Data))), *Factory.getArg(0), Ctx).empty();
 }
 
 /// The argument of a `to()` call that names where it goes, if any.

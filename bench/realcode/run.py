@@ -22,7 +22,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import sysconfig
 import time
+
+from stubs import STUB_VERSION, stub_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -139,7 +142,7 @@ def prepare(repo_dir, files, sysdirs, stub_dir):
             if not os.path.exists(stub):
                 os.makedirs(os.path.dirname(stub), exist_ok=True)
                 with open(stub, "w") as s:
-                    s.write("// empty stub written by bench/realcode/run.py\n")
+                    s.write(stub_text(name) or "// empty stub written by bench/realcode/run.py\n")
                 stubs += 1
     return incdirs, stubs
 
@@ -148,6 +151,10 @@ def base_flags(std):
     flags = [f"-std={std}", "-D_GLIBCXX_USE_CXX11_ABI=1", "-Wno-everything"]
     for t in TORCH_INCLUDES:
         flags += ["-isystem", t]
+    # <torch/extension.h> includes Python.h.
+    py = sysconfig.get_paths().get("include")
+    if py and os.path.exists(os.path.join(py, "Python.h")):
+        flags += ["-idirafter", py]
     return flags
 
 
@@ -155,7 +162,7 @@ def build_pch(work, std):
     """<torch/torch.h> and <torch/script.h> parsed once into a precompiled
     header that every run includes first: the same findings (checked on the
     corpus) at about half the CPU time."""
-    header = os.path.join(work, "torch_all.h")
+    header = os.path.join(work, f"torch_all.{std}.h")
     with open(header, "w") as f:
         f.write("#include <torch/torch.h>\n#include <torch/script.h>\n")
     p = subprocess.run(["clang++-19", "-x", "c++-header"] + base_flags(std) +
@@ -173,21 +180,26 @@ def analyse(tidy, repo_dir, path, incdirs, stub_dir, std, pch):
         args[5:5] = ["-x", "c++"]
     if pch:
         args += ["-include", pch]
+    # Standard headers the projects' own toolchains included transitively.
+    for h in ("optional", "filesystem"):
+        args += ["-include", h]
     for d in incdirs:
         args += ["-I", d]
     args += ["-idirafter", stub_dir]
     t0 = time.time()
     p = subprocess.run(args, capture_output=True, text=True)
-    found, errors = [], 0
+    found, errors, first = [], 0, []
     for line in p.stdout.splitlines():
         m = WARNING.match(line)
         if m and os.path.realpath(m.group(1)) == os.path.realpath(src):
             found.append((int(m.group(2)), m.group(5), m.group(4)))
         elif ERROR.match(line):
             errors += 1
+            if len(first) < 3:
+                first.append(line.replace(repo_dir + "/", "")[:160])
     if p.returncode not in (0, 1) and not found and not errors:
-        return path, None, f"{tidy} exited {p.returncode}: {p.stderr[-300:]}", 0
-    return path, sorted(set(found)), errors, time.time() - t0
+        return path, None, f"{tidy} exited {p.returncode}: {p.stderr[-300:]}", 0, []
+    return path, sorted(set(found)), errors, time.time() - t0, first
 
 
 def matches(rule, label):
@@ -247,6 +259,8 @@ def main():
                     help="devcopy-tidy (or clang-tidy built with the module)")
     ap.add_argument("--manifest", default=os.path.join(HERE, "manifest.tsv"))
     ap.add_argument("-j", type=int, default=2, help="parallel analyzer runs")
+    # LibTorch 1.13's headers do not parse as C++20 with clang 19 and
+    # libstdc++ 12 (constexpr std::vector of an incomplete c10::IValue).
     ap.add_argument("--std", default="c++17")
     ap.add_argument("--repo", action="append", help="only this repository (owner/name)")
     ap.add_argument("--no-pch", action="store_true",
@@ -255,6 +269,8 @@ def main():
                     help="findings per (analyzer binary, file, commit) are kept here so that a rerun "
                          "analyses only what changed; --cache '' turns it off (default %(default)s)")
     ap.add_argument("--keep", help="check out into this folder and keep it")
+    ap.add_argument("--errors", action="store_true",
+                    help="list the files with parse errors and their first errors")
     ap.add_argument("--show", action="store_true",
                     help="list every finding, missed label and false finding")
     a = ap.parse_args()
@@ -282,47 +298,50 @@ def main():
         files = checkout(git_dir, commit, dest)
         incdirs, n = prepare(dest, files, sysdirs, stub_dir)
         nstubs += n
+        std = a.std
         for path in sorted({r["path"] for r in rows if r["repository"] == repo}):
             if path not in files:
                 die(f"{repo}@{commit[:12]}: {path} is not in that commit")
-            jobs.append((repo, dest, path, incdirs, stub_dir))
+            jobs.append((repo, dest, path, incdirs, stub_dir, std))
 
     t0 = time.time()
-    findings, errs = {}, {}
+    findings, errs, firsts = {}, {}, {}
     st = os.stat(a.tidy)
-    tidy_key = f"{os.path.realpath(a.tidy)}:{st.st_size}:{st.st_mtime_ns}:{a.std}"
+    tidy_key = f"{os.path.realpath(a.tidy)}:{st.st_size}:{st.st_mtime_ns}"
     commits = dict(repos)
 
-    def cache_file(repo, path):
-        key = f"{tidy_key}:{repo}:{commits[repo]}:{path}"
+    def cache_file(repo, path, std):
+        key = f"{tidy_key}:{std}:{STUB_VERSION}:{repo}:{commits[repo]}:{path}"
         return os.path.join(a.cache, hashlib.sha1(key.encode()).hexdigest() + ".json")
 
     todo = []
     for job in jobs:
-        c = cache_file(job[0], job[2]) if a.cache else None
+        c = cache_file(job[0], job[2], job[5]) if a.cache else None
         if c and os.path.exists(c):
             with open(c) as f:
-                got, err = json.load(f)
+                got, err, *rest = json.load(f)
             findings[(job[0], job[2])] = [tuple(g) for g in got]
             errs[(job[0], job[2])] = err
+            firsts[(job[0], job[2])] = rest[0] if rest else []
         else:
             todo.append(job)
-    pch = None if a.no_pch or not todo else build_pch(work, a.std)
+    pchs = {} if a.no_pch else {std: build_pch(work, std) for std in {j[5] for j in todo}}
     with concurrent.futures.ThreadPoolExecutor(max(1, a.j)) as ex:
-        futs = {ex.submit(analyse, a.tidy, d, p, inc, s, a.std, pch): (repo, p)
-                for repo, d, p, inc, s in todo}
+        futs = {ex.submit(analyse, a.tidy, d, p, inc, s, std, pchs.get(std)): (repo, p, std)
+                for repo, d, p, inc, s, std in todo}
         for n, f in enumerate(concurrent.futures.as_completed(futs), 1):
-            repo, path = futs[f]
-            _, got, err, secs = f.result()
+            repo, path, std = futs[f]
+            _, got, err, secs, first = f.result()
             if got is None:
                 die(f"{repo}/{path}: {err}")
             findings[(repo, path)] = got
             errs[(repo, path)] = err
+            firsts[(repo, path)] = first
             print(f"[{n}/{len(todo)}] {repo} {path} ({secs:.0f} s)", file=sys.stderr)
             if a.cache:
                 os.makedirs(a.cache, exist_ok=True)
-                with open(cache_file(repo, path), "w") as c:
-                    json.dump([got, err], c)
+                with open(cache_file(repo, path, std), "w") as c:
+                    json.dump([got, err, first], c)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -337,6 +356,11 @@ def main():
     if bad:
         print(f"files with parse errors (missing third-party headers stubbed): "
               f"{len(bad)} of {len(jobs)}")
+        if a.errors:
+            for (repo, path), n in sorted(bad.items()):
+                print(f"  {repo} {path}: {n} errors")
+                for line in firsts.get((repo, path), []):
+                    print(f"      {line}")
     print()
     print(f"{'rule':30} {'found':>6} {'missed':>7} {'fine-lines':>11} {'recall':>7} {'precision':>10}")
     tot = collections.Counter()

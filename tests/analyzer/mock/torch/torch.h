@@ -223,6 +223,7 @@ namespace detail {
 struct TensorDataContainer {
   TensorDataContainer(double);
   TensorDataContainer(std::initializer_list<TensorDataContainer>);
+  TensorDataContainer(const std::vector<double> &);
 };
 } // namespace detail
 inline at::Tensor tensor(detail::TensorDataContainer data, const at::TensorOptions &options = {});
