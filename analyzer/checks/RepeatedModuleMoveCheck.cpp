@@ -277,6 +277,12 @@ bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
     llvm::SmallPtrSet<const CXXRecordDecl *, 8> Seen;
     First = findConstructorMove(M.Class, Via, Seen);
   }
+  // Put into a container, built by a function, passed as a parameter.
+  if (!First) {
+    llvm::SmallPtrSet<const void *, 16> Seen;
+    First = movedInside(M.Call->getImplicitObjectArgument(), 0, Seen);
+    Via.clear();
+  }
   if (!First || First == &M || First->Fn == M.Fn ||
       !maySameTarget(First->Target, M.Target))
     return false;

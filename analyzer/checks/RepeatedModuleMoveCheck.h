@@ -55,6 +55,11 @@ private:
   const Move *findConstructorMove(const CXXRecordDecl *RD,
                                   llvm::SmallVectorImpl<const FieldDecl *> &Via,
                                   llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen);
+  // What a module-valued expression holds (RepeatedModuleMoveContents.cpp).
+  const Move *movedInside(const Expr *E, unsigned Depth,
+                          llvm::SmallPtrSetImpl<const void *> &Seen);
+  const Move *passedTo(const ParmVarDecl &P, unsigned Depth,
+                       llvm::SmallPtrSetImpl<const void *> &Seen);
   std::string pathName(const Move &M) const;
   unsigned line(const Expr *E) const;
   // Across translation units (RepeatedModuleMoveFacts.cpp).

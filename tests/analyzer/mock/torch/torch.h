@@ -295,6 +295,29 @@ class Linear : public ModuleHolder<LinearImpl> {
 public:
   using ModuleHolder<LinearImpl>::ModuleHolder;
 };
+// Containers: every module pushed or passed in is registered.
+class SequentialImpl : public Cloneable<SequentialImpl> {
+public:
+  SequentialImpl();
+  template <typename... Modules> explicit SequentialImpl(Modules &&...modules);
+  template <typename M> void push_back(M &&module);
+  template <typename M> void push_back(std::string name, M &&module);
+};
+class Sequential : public ModuleHolder<SequentialImpl> {
+public:
+  using ModuleHolder<SequentialImpl>::ModuleHolder;
+  Sequential();
+};
+class ModuleListImpl : public Cloneable<ModuleListImpl> {
+public:
+  ModuleListImpl();
+  template <typename M> void push_back(M &&module);
+};
+class ModuleList : public ModuleHolder<ModuleListImpl> {
+public:
+  using ModuleHolder<ModuleListImpl>::ModuleHolder;
+  ModuleList();
+};
 } // namespace nn
 
 #define TORCH_MODULE(Name)                                                                         \
