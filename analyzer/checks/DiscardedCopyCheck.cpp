@@ -56,11 +56,25 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
       callExpr(callee(functionDecl(isNewTensorFunction())), hasArgument(0, matchers::tensorExpr()),
                unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
           .bind("op"))));
+  // A read of item() as a statement: the host waits for a value it drops.
+  auto DroppedRead = expr(ignoringImplicit(
+      cxxMemberCallExpr(callee(cxxMethodDecl(hasName("item"), ofClass(matchers::tensorRecord()))),
+                        on(expr().bind("read.recv")))
+          .bind("read")));
+  auto Dropped = expr(anyOf(Discarded, DroppedRead));
+  // A copy made only to read its options (`x.to(torch::kLong).options()`);
+  // a fresh factory's is devcopy-create-then-move's.
   Finder->addMatcher(
-      stmt(anyOf(compoundStmt(forEach(Discarded), unless(hasParent(stmtExpr()))),
-                 ifStmt(eachOf(hasThen(Discarded), hasElse(Discarded))),
-                 forStmt(hasBody(Discarded)), whileStmt(hasBody(Discarded)),
-                 doStmt(hasBody(Discarded)), cxxForRangeStmt(hasBody(Discarded)))),
+      cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName("options", "dtype", "scalar_type"),
+                                             ofClass(matchers::tensorRecord()))),
+                        on(ignoringImplicit(matchers::copyCall("copy"))))
+          .bind("optread"),
+      this);
+  Finder->addMatcher(
+      stmt(anyOf(compoundStmt(forEach(Dropped), unless(hasParent(stmtExpr()))),
+                 ifStmt(eachOf(hasThen(Dropped), hasElse(Dropped))),
+                 forStmt(hasBody(Dropped)), whileStmt(hasBody(Dropped)),
+                 doStmt(hasBody(Dropped)), cxxForRangeStmt(hasBody(Dropped)))),
       this);
   // A local initialised from a copy that nothing ever reads.
   Finder->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()), isNeverReferenced(),
@@ -75,13 +89,24 @@ void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     checkDiscardedOp(*Op, Result.Nodes.getNodeAs<Expr>("op.recv"), *Result.Context);
     return;
   }
+  ASTContext &Ctx = *Result.Context;
+  if (const auto *Read = Result.Nodes.getNodeAs<CXXMemberCallExpr>("read")) {
+    diag(Read->getExprLoc(),
+         "result of 'item()' is discarded: it copies '%0' to the host and waits for the "
+         "device, then drops the value; use the value (a missing 'return'?) or remove the call")
+        << receiverName(Result.Nodes.getNodeAs<Expr>("read.recv"), Ctx);
+    return;
+  }
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy");
   const auto *Recv = Result.Nodes.getNodeAs<Expr>("copy.recv");
   if (!Call || !Recv || Call->getBeginLoc().isInvalid())
     return;
-  const ASTContext &Ctx = *Result.Context;
   CopyTarget T = describeCopy(*Call, Ctx);
   std::string Name = receiverName(Recv, Ctx);
+  if (const auto *Read = Result.Nodes.getNodeAs<CXXMemberCallExpr>("optread")) {
+    checkOptionsRead(*Read, *Call, *Recv, T, Ctx);
+    return;
+  }
   std::string Where = describeDestination(T);
   // contiguous() copies only a non-contiguous tensor; say so, not "every byte".
   std::string What = T.Method == "contiguous" ? "'" + Name + "' (when not contiguous)"
@@ -106,6 +131,33 @@ void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (const Expr *Target = assignableReceiver(Recv, Ctx);
       Target && !Call->getBeginLoc().isMacroID())
     D << FixItHint::CreateInsertion(Call->getBeginLoc(), sourceText(Target, Ctx) + " = ");
+}
+
+void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
+                                          const CXXMemberCallExpr &Copy, const Expr &Recv,
+                                          const CopyTarget &T, ASTContext &Ctx) {
+  // A factory's own tensor: devcopy-create-then-move reports it.
+  const Expr *Root = &Recv;
+  while (const auto *MC = dyn_cast<CXXMemberCallExpr>(Root->IgnoreImplicit()))
+    Root = MC->getImplicitObjectArgument();
+  if (const auto *C = dyn_cast<CallExpr>(Root->IgnoreImplicit());
+      C && isTensorFactory(C->getDirectCallee()))
+    return;
+  if (!T.changesDevice() && !T.changesDType() && !T.AlwaysCopies)
+    return; // returns the tensor itself
+  const std::string Name = receiverName(&Recv, Ctx);
+  const std::string Method = Read.getMethodDecl()->getName().str();
+  auto D = diag(Copy.getExprLoc(),
+                "'%0()' copies every byte of '%1' %2 only to read its %3() and drops the "
+                "copy; read '%1.options()' and set the dtype or device there")
+           << T.Method << Name << describeDestination(T) << Method;
+  // x.to(torch::kLong).options() -> x.options().dtype(torch::kLong)
+  if (Method == "options" && T.Method == "to" && writtenArgs(Copy) == 1 && T.changesDType() &&
+      !T.changesDevice() && !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
+    D << FixItHint::CreateReplacement(
+        SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
+        sourceText(ignoreConversions(&Recv), Ctx) + ".options().dtype(" +
+            sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
 }
 
 void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,

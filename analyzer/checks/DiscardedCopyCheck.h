@@ -2,6 +2,7 @@
 #pragma once
 
 #include "DevcopyCheck.h"
+#include "TorchMatchers.h"
 
 namespace clang::tidy::devcopy {
 
@@ -10,7 +11,9 @@ namespace clang::tidy::devcopy {
 /// in place and never flagged. Fix-it: assign the result back to `x` when `x`
 /// is a modifiable variable. Also any other op that returns a new tensor
 /// (`x.clamp(0, 1);`, `x.add(y);`, `torch::relu(x);`) as a statement: fix-it
-/// to its in-place form (`clamp_`) where one exists.
+/// to its in-place form (`clamp_`) where one exists. Also `x.item();` as a
+/// statement (a sync whose value is dropped) and a copy made only to read its
+/// options (`x.to(torch::kLong).options()`).
 /// See rules/devcopy-discarded-copy.md.
 class DiscardedCopyCheck : public DevcopyCheck {
 public:
@@ -22,6 +25,8 @@ protected:
 
 private:
   void checkDiscardedOp(const CallExpr &Op, const Expr *Recv, ASTContext &Ctx);
+  void checkOptionsRead(const CXXMemberCallExpr &Read, const CXXMemberCallExpr &Copy,
+                        const Expr &Recv, const CopyTarget &T, ASTContext &Ctx);
 };
 
 } // namespace clang::tidy::devcopy
