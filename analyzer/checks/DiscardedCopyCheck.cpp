@@ -145,7 +145,15 @@ void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
     return;
   if (!T.changesDevice() && !T.changesDType() && !T.AlwaysCopies)
     return; // returns the tensor itself
-  const std::string Name = receiverName(&Recv, Ctx);
+  // `x.clone().to(kLong).options()`: the options of `x` say the same.
+  const Expr *Base = &Recv;
+  while (const auto *MC = dyn_cast<CXXMemberCallExpr>(Base->IgnoreImplicit())) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (!MD || !MD->getIdentifier() || !llvm::is_contained({"clone", "contiguous"}, MD->getName()))
+      break;
+    Base = MC->getImplicitObjectArgument();
+  }
+  const std::string Name = receiverName(Base, Ctx);
   const std::string Method = Read.getMethodDecl()->getName().str();
   auto D = diag(Copy.getExprLoc(),
                 "'%0()' copies every byte of '%1' %2 only to read its %3() and drops the "
@@ -156,7 +164,7 @@ void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
       !T.changesDevice() && !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
     D << FixItHint::CreateReplacement(
         SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
-        sourceText(ignoreConversions(&Recv), Ctx) + ".options().dtype(" +
+        sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
             sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
 }
 
