@@ -294,6 +294,8 @@ bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
   std::string Name = M.Path.empty() ? "" : joinNames(M.Path);
   for (const FieldDecl *FD : Via)
     Name += (Name.empty() ? "" : ".") + FD->getNameAsString();
+  if (Name.empty())
+    Name = pathName(M); // `this`: the class
   const auto *Ctor = llvm::cast<CXXConstructorDecl>(First->Fn);
   diag(M.Call->getExprLoc(),
        "module '%0' is moved %1 again; it was already moved at line %2 in its constructor, "

@@ -58,6 +58,8 @@ private:
   // What a module-valued expression holds (RepeatedModuleMoveContents.cpp).
   const Move *movedInside(const Expr *E, unsigned Depth,
                           llvm::SmallPtrSetImpl<const void *> &Seen);
+  const Move *storedIn(const ValueDecl &D, unsigned Depth,
+                       llvm::SmallPtrSetImpl<const void *> &Seen);
   const Move *passedTo(const ParmVarDecl &P, unsigned Depth,
                        llvm::SmallPtrSetImpl<const void *> &Seen);
   std::string pathName(const Move &M) const;

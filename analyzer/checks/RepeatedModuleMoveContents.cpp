@@ -92,14 +92,24 @@ RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
   E = E->IgnoreImplicit()->IgnoreParens();
   // Its own class, moved in its constructor or through a registered member.
   if (const CXXRecordDecl *C = moduleClassOf(E->getType()); C && Seen.insert(C).second) {
-    if (const Move *M = ConstructorMoves.lookup(C))
+    // `this->to(d)` in a method: its own constructor's move is no evidence
+    // that both run (the method may choose another device); its parts' are.
+    const bool Own = Depth == 0 && llvm::isa<CXXThisExpr>(E);
+    if (const Move *M = Own ? nullptr : ConstructorMoves.lookup(C))
       return M;
     llvm::SmallVector<const FieldDecl *, 2> Via;
     llvm::SmallPtrSet<const CXXRecordDecl *, 8> Classes;
     if (const Move *M = findConstructorMove(C, Via, Classes))
       return M;
-    // What its constructors register without keeping a member of that class.
-    if (const CXXRecordDecl *Def = C->getDefinition(); Def && !inLibrary(Def))
+    // What its registered members hold (a ModuleList filled later), and what
+    // its constructors register without keeping a member of that class.
+    const CXXRecordDecl *Def = C->getDefinition();
+    if (Def && !inLibrary(Def))
+      for (const FieldDecl *FD : Def->fields())
+        if (Registered.contains(FD->getCanonicalDecl()))
+          if (const Move *M = storedIn(*FD, Depth + 1, Seen))
+            return M;
+    if (Def && !inLibrary(Def))
       for (const CXXConstructorDecl *Ctor : Def->ctors()) {
         const FunctionDecl *Body = nullptr;
         if (!Ctor->hasBody(Body) || !Body->getBody())
@@ -143,7 +153,14 @@ RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
   }
   // A variable or member: what was stored in it.
   const ValueDecl *D = storage(E);
-  if (!D || !Seen.insert(D).second)
+  return D ? storedIn(*D, Depth, Seen) : nullptr;
+}
+
+const RepeatedModuleMoveCheck::Move *
+RepeatedModuleMoveCheck::storedIn(const ValueDecl &Decl, unsigned Depth,
+                                  llvm::SmallPtrSetImpl<const void *> &Seen) {
+  const ValueDecl *D = &Decl;
+  if (!Seen.insert(D).second)
     return nullptr;
   if (const auto *VD = llvm::dyn_cast<VarDecl>(D); VD && VD->getInit())
     if (const Move *M = movedInside(VD->getInit(), Depth + 1, Seen))
