@@ -221,7 +221,20 @@ bool CopyInLoopCheck::sameEachIteration(const Expr *E, const Stmt &Loop, LoopInv
   return true;
 }
 
+namespace {
+AST_MATCHER(FunctionDecl, takesTensor) {
+  return llvm::any_of(Node.parameters(),
+                      [](const ParmVarDecl *P) { return isTensorType(P->getType()); });
+}
+} // namespace
+
 void CopyInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
+  // Calls in loops to helpers that may copy a tensor they are given
+  // (CopyInLoopCalls.cpp).
+  Finder->addMatcher(callExpr(matchers::isInMainFileCode(), unless(cxxOperatorCallExpr()),
+                              callee(functionDecl(takesTensor(), unless(isExpansionInSystemHeader()))))
+                         .bind("helpercall"),
+                     this);
   // Device and dtype conversions only: clone() and contiguous() are asked for
   // by name, and a loop often needs a fresh copy each time.
   Finder->addMatcher(
@@ -248,6 +261,10 @@ bool CopyInLoopCheck::resultMutated(const Expr &Call, LoopInvariance &Inv, ASTCo
 }
 
 void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("helpercall")) {
+    checkCallInLoop(*Call, *Result.Context);
+    return;
+  }
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy");
   const auto *Recv = Result.Nodes.getNodeAs<Expr>("copy.recv");
   if (!Call || !Recv)

@@ -27,6 +27,9 @@ private:
   bool resultMutated(const Expr &Call, LoopInvariance &Inv, ASTContext &Ctx);
   bool sameEachIteration(const Expr *E, const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx);
   bool memberUnchanged(const FieldDecl &F, const Stmt &Loop, ASTContext &Ctx);
+  /// A helper of this unit called in the loop copies its parameter on every
+  /// call, given the same tensor each iteration (CopyInLoopCalls.cpp).
+  void checkCallInLoop(const CallExpr &Call, ASTContext &Ctx);
 
   LoopInvarianceCache Loops;
 };

@@ -1,0 +1,147 @@
+// devcopy-copy-in-loop through calls: a helper of this translation unit that
+// copies one of its parameters (`anchors.to(device)`) on every call, called
+// from a loop with the same tensor and target on every iteration. Reported
+// at the call in the loop, with a note at the copy (issue 9, item 4). The
+// rest of the check is CopyInLoopCheck.cpp.
+#include "CopyInLoopCheck.h"
+#include "TorchMatchers.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::devcopy {
+
+namespace {
+/// \p S runs whenever its function does: no branch, loop, `?:` or `&&` /
+/// `||` between it and the body.
+bool runsOnEveryCall(const Stmt &S, const FunctionDecl &Fn, ASTContext &Ctx) {
+  DynTypedNode Cur = DynTypedNode::create(S);
+  for (int Depth = 0; Depth < 64; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return false;
+    const DynTypedNode &P = Parents[0];
+    if (P.get<FunctionDecl>() == &Fn)
+      return true;
+    if (const auto *PS = P.get<Stmt>()) {
+      if (PS == Fn.getBody())
+        return true;
+      if (const auto *BO = llvm::dyn_cast<BinaryOperator>(PS); BO && BO->isLogicalOp())
+        return false;
+      if (!llvm::isa<Expr, DeclStmt, CompoundStmt, ReturnStmt>(PS) ||
+          llvm::isa<AbstractConditionalOperator, LambdaExpr>(PS))
+        return false;
+    } else if (!P.get<VarDecl>()) {
+      return false;
+    }
+    Cur = P;
+  }
+  return false;
+}
+
+/// The parameters of \p Fn that \p E reads; false when it reads anything else
+/// that may change between calls (a local, a global, a call).
+bool readsOnlyParams(const Expr *E, const FunctionDecl &Fn,
+                     llvm::SmallVectorImpl<const ParmVarDecl *> &Params, ASTContext &Ctx) {
+  if (!match(expr(hasDescendant(callExpr(unless(cxxMemberCallExpr()),
+                                         unless(cxxOperatorCallExpr())))),
+             *E, Ctx)
+           .empty())
+    return false;
+  for (const BoundNodes &N : match(expr(anyOf(declRefExpr(to(varDecl().bind("v"))),
+                                              forEachDescendant(declRefExpr(to(varDecl().bind("v")))))),
+                                   *E, Ctx)) {
+    const auto *V = N.getNodeAs<VarDecl>("v");
+    if (const auto *P = llvm::dyn_cast<ParmVarDecl>(V); P && P->getDeclContext() == &Fn) {
+      Params.push_back(P);
+      continue;
+    }
+    if (V->hasLocalStorage() || !(V->getType().isConstQualified() || V->isConstexpr()))
+      return false;
+  }
+  return true;
+}
+} // namespace
+
+void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
+  const FunctionDecl *Callee = Call.getDirectCallee();
+  const FunctionDecl *Def = Callee ? Callee->getDefinition() : nullptr;
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!Def || !Def->getBody() || !Def->getIdentifier() || llvm::isa<CXXOperatorCallExpr>(Call) ||
+      !SM.isInMainFile(SM.getExpansionLoc(Def->getLocation())))
+    return;
+  std::optional<EnclosingLoop> L = Loops.enclosingLoop(Call, Ctx);
+  if (!L)
+    return;
+  LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
+  if (!Inv.runsEveryIteration(*L))
+    return;
+  ExprMutationAnalyzer Mutations(*Def->getBody(), Ctx);
+  // Every `t.to(device)` binds `device` to TensorOptions' forwarding
+  // constructor, which ExprMutationAnalyzer takes for a change: a device
+  // changes only when assigned.
+  auto Changed = [&](const ParmVarDecl *P) {
+    if (!isDeviceType(P->getType()) && !isTensorOptionsType(P->getType()))
+      return Mutations.isMutated(P);
+    auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(P)))));
+    return !match(findAll(expr(anyOf(binaryOperator(isAssignmentOperator(), hasLHS(Ref)),
+                                     cxxOperatorCallExpr(isAssignmentOperator(),
+                                                         hasArgument(0, Ref))))),
+                  *Def->getBody(), Ctx)
+                .empty();
+  };
+  // The argument the call passes for \p P is the same on every iteration.
+  auto SameArgument = [&](const ParmVarDecl *P) {
+    const unsigned I = P->getFunctionScopeIndex();
+    if (I >= Call.getNumArgs() || Changed(P))
+      return false;
+    const Expr *A = ignoreConversions(Call.getArg(I));
+    return sameEachIteration(A, *L->Loop, Inv, Ctx) ||
+           (!isTensorType(A->getType()) && Inv.isInvariant(A));
+  };
+  auto Copies = findAll(
+      expr(matchers::tensorMethodCall({"to", "cpu", "cuda", "toType", "type_as"}, "copy")));
+  for (const BoundNodes &N : match(Copies, *Def->getBody(), Ctx)) {
+    const auto *Copy = N.getNodeAs<CXXMemberCallExpr>("copy");
+    const auto *Ref = llvm::dyn_cast<DeclRefExpr>(ignoreConversions(N.getNodeAs<Expr>("copy.recv")));
+    const auto *Tensor = Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
+    if (!Tensor || Tensor->getDeclContext() != Def || !runsOnEveryCall(*Copy, *Def, Ctx))
+      continue;
+    llvm::SmallVector<const ParmVarDecl *, 4> Params{Tensor};
+    if (!llvm::all_of(Copy->arguments(),
+                      [&](const Expr *A) { return readsOnlyParams(A, *Def, Params, Ctx); }) ||
+        !llvm::all_of(Params, SameArgument))
+      continue;
+    // A copy changed in place afterwards needs a fresh buffer each call.
+    auto Parents = Ctx.getParents(*Copy);
+    for (int Depth = 0; Depth < 6 && !Parents.empty() && Parents[0].get<Expr>(); ++Depth)
+      Parents = Ctx.getParents(Parents[0]);
+    if (const auto *Holder = Parents.empty() ? nullptr : Parents[0].get<VarDecl>()) {
+      // In-place tensor methods are const: ExprMutationAnalyzer misses them.
+      auto HolderRef = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(Holder)))));
+      auto InPlace = expr(anyOf(
+          cxxMemberCallExpr(on(HolderRef), callee(cxxMethodDecl(matchesName("_$")))),
+          cxxOperatorCallExpr(isAssignmentOperator(),
+                              hasArgument(0, cxxOperatorCallExpr(hasOverloadedOperatorName("[]"),
+                                                                 hasArgument(0, HolderRef))))));
+      if (Mutations.isMutated(Holder) ||
+          !match(findAll(InPlace), *Def->getBody(), Ctx).empty())
+        continue;
+    }
+    CopyTarget T = describeCopy(*Copy, Ctx);
+    if (!T.changesDevice() && !T.changesDType() && !T.LikeOther)
+      continue;
+    diag(Call.getBeginLoc(),
+         "'%0()' copies its parameter '%1' %2 on every call, and this loop calls it with "
+         "the same tensor and target on every iteration: every byte is copied again each "
+         "time; copy once before the loop and pass the copy in")
+        << Def->getName() << Tensor->getName() << describeDestination(T);
+    diag(Copy->getExprLoc(), "the copy is here, in '%0()'", DiagnosticIDs::Note)
+        << Def->getName();
+    diag(L->Loop->getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
+    return;
+  }
+}
+
+} // namespace clang::tidy::devcopy
