@@ -44,14 +44,15 @@ bool runsOnEveryCall(const Stmt &S, const FunctionDecl &Fn, ASTContext &Ctx) {
 /// that may change between calls (a local, a global, a call).
 bool readsOnlyParams(const Expr *E, const FunctionDecl &Fn,
                      llvm::SmallVectorImpl<const ParmVarDecl *> &Params, ASTContext &Ctx) {
-  if (!match(expr(hasDescendant(callExpr(unless(cxxMemberCallExpr()),
-                                         unless(cxxOperatorCallExpr())))),
+  if (!match(expr(hasDescendant(
+                 callExpr(unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr())))),
              *E, Ctx)
            .empty())
     return false;
-  for (const BoundNodes &N : match(expr(anyOf(declRefExpr(to(varDecl().bind("v"))),
-                                              forEachDescendant(declRefExpr(to(varDecl().bind("v")))))),
-                                   *E, Ctx)) {
+  for (const BoundNodes &N :
+       match(expr(anyOf(declRefExpr(to(varDecl().bind("v"))),
+                        forEachDescendant(declRefExpr(to(varDecl().bind("v")))))),
+             *E, Ctx)) {
     const auto *V = N.getNodeAs<VarDecl>("v");
     if (const auto *P = llvm::dyn_cast<ParmVarDecl>(V); P && P->getDeclContext() == &Fn) {
       Params.push_back(P);
@@ -85,9 +86,9 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     if (!isDeviceType(P->getType()) && !isTensorOptionsType(P->getType()))
       return Mutations.isMutated(P);
     auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(P)))));
-    return !match(findAll(expr(anyOf(binaryOperator(isAssignmentOperator(), hasLHS(Ref)),
-                                     cxxOperatorCallExpr(isAssignmentOperator(),
-                                                         hasArgument(0, Ref))))),
+    return !match(findAll(expr(
+                      anyOf(binaryOperator(isAssignmentOperator(), hasLHS(Ref)),
+                            cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Ref))))),
                   *Def->getBody(), Ctx)
                 .empty();
   };
@@ -100,11 +101,12 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     return sameEachIteration(A, *L->Loop, Inv, Ctx) ||
            (!isTensorType(A->getType()) && Inv.isInvariant(A));
   };
-  auto Copies = findAll(
-      expr(matchers::tensorMethodCall({"to", "cpu", "cuda", "toType", "type_as"}, "copy")));
+  auto Copies =
+      findAll(expr(matchers::tensorMethodCall({"to", "cpu", "cuda", "toType", "type_as"}, "copy")));
   for (const BoundNodes &N : match(Copies, *Def->getBody(), Ctx)) {
     const auto *Copy = N.getNodeAs<CXXMemberCallExpr>("copy");
-    const auto *Ref = llvm::dyn_cast<DeclRefExpr>(ignoreConversions(N.getNodeAs<Expr>("copy.recv")));
+    const auto *Ref =
+        llvm::dyn_cast<DeclRefExpr>(ignoreConversions(N.getNodeAs<Expr>("copy.recv")));
     const auto *Tensor = Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
     if (!Tensor || Tensor->getDeclContext() != Def || !runsOnEveryCall(*Copy, *Def, Ctx))
       continue;
@@ -125,8 +127,7 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
           cxxOperatorCallExpr(isAssignmentOperator(),
                               hasArgument(0, cxxOperatorCallExpr(hasOverloadedOperatorName("[]"),
                                                                  hasArgument(0, HolderRef))))));
-      if (Mutations.isMutated(Holder) ||
-          !match(findAll(InPlace), *Def->getBody(), Ctx).empty())
+      if (Mutations.isMutated(Holder) || !match(findAll(InPlace), *Def->getBody(), Ctx).empty())
         continue;
     }
     CopyTarget T = describeCopy(*Copy, Ctx);
@@ -137,8 +138,7 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
          "the same tensor and target on every iteration: every byte is copied again each "
          "time; copy once before the loop and pass the copy in")
         << Def->getName() << Tensor->getName() << describeDestination(T);
-    diag(Copy->getExprLoc(), "the copy is here, in '%0()'", DiagnosticIDs::Note)
-        << Def->getName();
+    diag(Copy->getExprLoc(), "the copy is here, in '%0()'", DiagnosticIDs::Note) << Def->getName();
     diag(L->Loop->getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
     return;
   }

@@ -80,12 +80,14 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
     const auto *PE = P.get<Expr>();
     if (!PE)
       return false;
-    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(PE)) {
+    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(
+            PE)) {
       Cur = P;
       continue;
     }
     if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(PE)) {
-      if (Op->getNumArgs() == 0 || Op->getArg(0)->IgnoreParenImpCasts() != Child->IgnoreParenImpCasts())
+      if (Op->getNumArgs() == 0 ||
+          Op->getArg(0)->IgnoreParenImpCasts() != Child->IgnoreParenImpCasts())
         return false;
       if (Op->isAssignmentOp() || Op->getOperator() == OO_PlusPlus ||
           Op->getOperator() == OO_MinusMinus)
@@ -96,7 +98,8 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
       continue;
     }
     if (const auto *BO = llvm::dyn_cast<BinaryOperator>(PE))
-      return BO->isAssignmentOp() && BO->getLHS()->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts();
+      return BO->isAssignmentOp() &&
+             BO->getLHS()->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts();
     if (const auto *ME = llvm::dyn_cast<MemberExpr>(PE)) {
       const auto *MD = llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl());
       if (!MD || !MD->getIdentifier())
@@ -159,12 +162,13 @@ bool CopyInLoopCheck::memberUnchanged(const FieldDecl &F, const Stmt &Loop, ASTC
   // optimizer step and move with the module.
   const auto *RD = llvm::dyn_cast<CXXRecordDecl>(F.getParent());
   auto Named = memberExpr(member(equalsNode(&F)));
-  auto Register = callExpr(callee(functionDecl(hasAnyName("register_parameter", "register_buffer"))));
+  auto Register =
+      callExpr(callee(functionDecl(hasAnyName("register_parameter", "register_buffer"))));
   auto Registered = ignoringImplicit(expr(anyOf(Register, hasDescendant(Register))));
-  auto Registration = stmt(anyOf(
-      cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, ignoringParenImpCasts(Named)),
-                          hasArgument(1, Registered)),
-      callExpr(Register, hasAnyArgument(ignoringImplicit(Named)))));
+  auto Registration = stmt(anyOf(cxxOperatorCallExpr(isAssignmentOperator(),
+                                                     hasArgument(0, ignoringParenImpCasts(Named)),
+                                                     hasArgument(1, Registered)),
+                                 callExpr(Register, hasAnyArgument(ignoringImplicit(Named)))));
   if (!RD)
     return false;
   for (const CXXMethodDecl *MD : RD->methods()) {
@@ -198,17 +202,15 @@ bool CopyInLoopCheck::sameEachIteration(const Expr *E, const Stmt &Loop, LoopInv
     return false;
   }
   using namespace ast_matchers;
-  auto InnerVar = varDecl(anyOf(hasParent(declStmt(hasParent(forStmt()))),
-                                hasParent(cxxForRangeStmt())));
+  auto InnerVar =
+      varDecl(anyOf(hasParent(declStmt(hasParent(forStmt()))), hasParent(cxxForRangeStmt())));
   for (const Expr *I : Indices) {
     if (Inv.isInvariant(I))
       continue;
     // Only variables of loops nested in this one, combined by operators.
-    if (!match(expr(hasDescendant(callExpr(unless(cxxOperatorCallExpr()))))
-                   , *I, Ctx).empty())
+    if (!match(expr(hasDescendant(callExpr(unless(cxxOperatorCallExpr())))), *I, Ctx).empty())
       return false;
-    for (const BoundNodes &N :
-         match(findAll(declRefExpr(to(varDecl().bind("v")))), *I, Ctx)) {
+    for (const BoundNodes &N : match(findAll(declRefExpr(to(varDecl().bind("v")))), *I, Ctx)) {
       const auto *V = N.getNodeAs<VarDecl>("v");
       const SourceManager &SM = Ctx.getSourceManager();
       const Stmt *Body = loopBody(Loop);
@@ -231,10 +233,11 @@ AST_MATCHER(FunctionDecl, takesTensor) {
 void CopyInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   // Calls in loops to helpers that may copy a tensor they are given
   // (CopyInLoopCalls.cpp).
-  Finder->addMatcher(callExpr(matchers::isInMainFileCode(), unless(cxxOperatorCallExpr()),
-                              callee(functionDecl(takesTensor(), unless(isExpansionInSystemHeader()))))
-                         .bind("helpercall"),
-                     this);
+  Finder->addMatcher(
+      callExpr(matchers::isInMainFileCode(), unless(cxxOperatorCallExpr()),
+               callee(functionDecl(takesTensor(), unless(isExpansionInSystemHeader()))))
+          .bind("helpercall"),
+      this);
   // Device and dtype conversions only: clone() and contiguous() are asked for
   // by name, and a loop often needs a fresh copy each time.
   Finder->addMatcher(
@@ -280,10 +283,11 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Guards.append(L->Guards.begin(), L->Guards.end());
     LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
     bool Same = sameEachIteration(Recv, *L->Loop, Inv, Ctx) &&
-                llvm::all_of(Call->arguments(), [&](const Expr *A) {
-                  return Inv.isInvariant(A) ||
-                         sameEachIteration(ignoreConversions(A), *L->Loop, Inv, Ctx);
-                }) &&
+                llvm::all_of(Call->arguments(),
+                             [&](const Expr *A) {
+                               return Inv.isInvariant(A) ||
+                                      sameEachIteration(ignoreConversions(A), *L->Loop, Inv, Ctx);
+                             }) &&
                 llvm::all_of(Guards, [&](const Expr *G) { return G && Inv.isInvariant(G); });
     if (Same && !resultMutated(*Call, Inv, Ctx)) {
       Found = &Inv;

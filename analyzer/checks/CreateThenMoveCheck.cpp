@@ -82,8 +82,8 @@ bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
   if (hasInitList(Factory.getArg(0), 2))
     return true;
   // Values read from a variable, a member or a call: data, not a constant.
-  auto Data = expr(anyOf(declRefExpr(to(varDecl(unless(isConstexpr())))), memberExpr(),
-                         callExpr()));
+  auto Data =
+      expr(anyOf(declRefExpr(to(varDecl(unless(isConstexpr())))), memberExpr(), callExpr()));
   return !match(expr(anyOf(Data, hasDescendant(Data))), *Factory.getArg(0), Ctx).empty();
 }
 
@@ -142,8 +142,8 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv, const CXXMemberC
     Parents = Ctx.getParents(Parents[0]);
   }
   const SourceManager &SM = Ctx.getSourceManager();
-  auto Refs = match(findAll(declRefExpr(to(varDecl(equalsNode(&Var)))).bind("ref")),
-                    *Fn->getBody(), Ctx);
+  auto Refs =
+      match(findAll(declRefExpr(to(varDecl(equalsNode(&Var)))).bind("ref")), *Fn->getBody(), Ctx);
   for (const BoundNodes &N : Refs) {
     const auto *R = N.getNodeAs<DeclRefExpr>("ref");
     if (R == &Recv || R == Back)
@@ -242,11 +242,11 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Destination = describeDestination(T);
   // torch::tensor({c}) builds its list on the host whatever its options say.
   const bool HostList = FD->getName() == "tensor" && hasInitList(Factory->getArg(0), 1);
-  std::string Suggest = HostList ? "make it there with '" + NS + "::full({1}, value, " + NS +
-                                       "::TensorOptions().device(" + Dev + "))'"
-                        : PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
-                                    : "create it there with '" + NS + "::TensorOptions().device(" +
-                                          Dev + ")'";
+  std::string Suggest =
+      HostList ? "make it there with '" + NS + "::full({1}, value, " + NS +
+                     "::TensorOptions().device(" + Dev + "))'"
+      : PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
+                    : "create it there with '" + NS + "::TensorOptions().device(" + Dev + ")'";
   auto D = diag(Move->getExprLoc(),
                 "'%0::%1()' fills a new %5tensor on the host%6 and '%2()' copies it %3 at once: "
                 "the tensor is written twice and crosses the bus; %4")
@@ -257,7 +257,8 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // stay and run on the device. Only for a plain `.to(device)` / `.cuda()`
   // with no macro in the way.
   const int OptIdx = optionsParam(*FD);
-  if (OptIdx < 0 || HostList || Var || Factory->getBeginLoc().isMacroID() || Move->getEndLoc().isMacroID() ||
+  if (OptIdx < 0 || HostList || Var || Factory->getBeginLoc().isMacroID() ||
+      Move->getEndLoc().isMacroID() ||
       (T.Method == "to" && (writtenArgs(*Move) != 1 || T.changesDType())))
     return;
   const Expr *OptArg = static_cast<unsigned>(OptIdx) < Factory->getNumArgs() &&

@@ -70,12 +70,11 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
                         on(ignoringImplicit(matchers::copyCall("copy"))))
           .bind("optread"),
       this);
-  Finder->addMatcher(
-      stmt(anyOf(compoundStmt(forEach(Dropped), unless(hasParent(stmtExpr()))),
-                 ifStmt(eachOf(hasThen(Dropped), hasElse(Dropped))),
-                 forStmt(hasBody(Dropped)), whileStmt(hasBody(Dropped)),
-                 doStmt(hasBody(Dropped)), cxxForRangeStmt(hasBody(Dropped)))),
-      this);
+  Finder->addMatcher(stmt(anyOf(compoundStmt(forEach(Dropped), unless(hasParent(stmtExpr()))),
+                                ifStmt(eachOf(hasThen(Dropped), hasElse(Dropped))),
+                                forStmt(hasBody(Dropped)), whileStmt(hasBody(Dropped)),
+                                doStmt(hasBody(Dropped)), cxxForRangeStmt(hasBody(Dropped)))),
+                     this);
   // A local initialised from a copy that nothing ever reads.
   Finder->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()), isNeverReferenced(),
                              unless(isInstantiated()),
@@ -162,10 +161,10 @@ void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
   // x.to(torch::kLong).options() -> x.options().dtype(torch::kLong)
   if (Method == "options" && T.Method == "to" && writtenArgs(Copy) == 1 && T.changesDType() &&
       !T.changesDevice() && !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
-    D << FixItHint::CreateReplacement(
-        SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
-        sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
-            sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
+    D << FixItHint::CreateReplacement(SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
+                                      sourceText(ignoreConversions(Base), Ctx) +
+                                          ".options().dtype(" +
+                                          sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
 }
 
 void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,

@@ -56,8 +56,7 @@ private:
                                   llvm::SmallVectorImpl<const FieldDecl *> &Via,
                                   llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen);
   // What a module-valued expression holds (RepeatedModuleMoveContents.cpp).
-  const Move *movedInside(const Expr *E, unsigned Depth,
-                          llvm::SmallPtrSetImpl<const void *> &Seen);
+  const Move *movedInside(const Expr *E, unsigned Depth, llvm::SmallPtrSetImpl<const void *> &Seen);
   const Move *storedIn(const ValueDecl &D, unsigned Depth,
                        llvm::SmallPtrSetImpl<const void *> &Seen);
   const Move *passedTo(const ParmVarDecl &P, unsigned Depth,

@@ -8,8 +8,8 @@
 // `torch::nn::Module&`. movedInside follows those stores, within this
 // translation unit, to a constructor's move. The rest of the check is
 // RepeatedModuleMoveCheck.cpp.
-#include "RepeatedModuleMoveCheck.h"
 #include "ModuleFacts.h"
+#include "RepeatedModuleMoveCheck.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -28,8 +28,7 @@ const ValueDecl *storage(const Expr *E) {
     if (const auto *ME = llvm::dyn_cast<MemberExpr>(E))
       return llvm::dyn_cast<FieldDecl>(ME->getMemberDecl());
     if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-      if ((Op->getOperator() != OO_Arrow && Op->getOperator() != OO_Star) ||
-          Op->getNumArgs() != 1)
+      if ((Op->getOperator() != OO_Arrow && Op->getOperator() != OO_Star) || Op->getNumArgs() != 1)
         return nullptr;
       E = Op->getArg(0);
       continue;
@@ -119,8 +118,7 @@ RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
                                     argumentCountIs(2))
                                .bind("reg")),
                    *Body->getBody(), *Ctx))
-          if (const Move *M =
-                  movedInside(N.getNodeAs<CallExpr>("reg")->getArg(1), Depth + 1, Seen))
+          if (const Move *M = movedInside(N.getNodeAs<CallExpr>("reg")->getArg(1), Depth + 1, Seen))
             return M;
       }
   }
@@ -169,16 +167,15 @@ RepeatedModuleMoveCheck::storedIn(const ValueDecl &Decl, unsigned Depth,
     return passedTo(*P, Depth, Seen);
   llvm::SmallVector<const Stmt *, 4> Scopes;
   scopesOf(D, Scopes);
-  auto Named = expr(ignoringParenImpCasts(anyOf(declRefExpr(to(valueDecl(equalsNode(D)))),
-                                                memberExpr(member(equalsNode(D))))));
+  auto Named = expr(ignoringParenImpCasts(
+      anyOf(declRefExpr(to(valueDecl(equalsNode(D)))), memberExpr(member(equalsNode(D))))));
   auto Holder = expr(anyOf(Named, cxxOperatorCallExpr(hasArgument(0, Named))));
   auto Stores = expr(anyOf(
       cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Named),
                           hasArgument(1, expr().bind("stored"))),
       binaryOperator(isAssignmentOperator(), hasLHS(Named), hasRHS(expr().bind("stored"))),
-      cxxMemberCallExpr(on(Holder),
-                        callee(cxxMethodDecl(hasAnyName("push_back", "extend", "insert",
-                                                        "emplace_back", "append"))))
+      cxxMemberCallExpr(on(Holder), callee(cxxMethodDecl(hasAnyName("push_back", "extend", "insert",
+                                                                    "emplace_back", "append"))))
           .bind("add")));
   for (const Stmt *S : Scopes) {
     if (const auto *Init = llvm::dyn_cast<Expr>(S))
