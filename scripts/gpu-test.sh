@@ -54,6 +54,11 @@ else
   echo "gpu-test: the Python package was not built (see devcopy: lines above)"; status=1
 fi
 
+echo "== two GPUs, two NCCL ranks (python/gpu/nccl_ranks.py; skips on one GPU) =="
+if [ -d "$build/python/devcopy" ]; then
+  PYTHONPATH="$PWD/$build/python" "$py" python/gpu/nccl_ranks.py || status=1
+fi
+
 echo "== benchmarks =="
 for b in "$build"/bench/*; do
   [ -f "$b" ] && [ -x "$b" ] || continue
