@@ -26,6 +26,7 @@ Finding make(const Site& s) {
     case Verdict::discarded: return discarded_copy(s.event);
     case Verdict::pinned_block_held: return pinned_block_held(s.event);
     case Verdict::pageable_non_blocking: return pageable_non_blocking(s.event);
+    case Verdict::transient: return transient_device_copy(s.event);
   }
   return {};
 }
