@@ -7,5 +7,5 @@ if(NOT rc EQUAL 0)
 endif()
 if(NOT dynamic MATCHES "NEEDED[^\n]*libstdc\\+\\+\\.so")
   message(FATAL_ERROR "devcopy: ${SO} does not load the shared libstdc++ (linked statically?): "
-                      "it would crash beside torch's; remove -static-libstdc++ from the link flags")
+                      "it would run a second C++ runtime beside torch's (a static archive, -static-libstdc++?)")
 endif()
