@@ -131,7 +131,7 @@ def peft_silent():
     fresh()
     cfg = ViTConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                     intermediate_size=512, image_size=64, patch_size=8)
-    model = get_peft_model(ViTModel(cfg), LoraConfig(r=8, target_modules=["query", "value"]))
+    model = get_peft_model(ViTModel(cfg), LoraConfig(r=8, target_modules="all-linear"))
     with devcopy.observe(model) as obs:
         model.to(dev)
     with devcopy.observe(model) as obs2:

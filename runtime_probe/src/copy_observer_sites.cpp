@@ -72,7 +72,9 @@ void Sites::add(Verdict verdict, const CopyEvent& event, const Stack* stack,
   Site& s = it->second;
   ++s.count;
   s.bytes += event.bytes;
-  s.last = ordinal;
+  // Verdicts arrive when copies are freed or settled, not in copy order.
+  s.first = std::min(s.first, ordinal);
+  s.last = std::max(s.last, ordinal);
 }
 
 std::vector<Site> Sites::snapshot() const {
