@@ -99,7 +99,21 @@ void run_cross(std::int64_t mib) {
     return;
   }
   CrossModel m(mib);
-  measure(m, at::Device(at::kCUDA, 0), "cross", 1.0);
+  const at::Device dev(at::kCUDA, 0);
+  measure(m, dev, "cross", 1.0);
+  // An exact comparison across GPUs must bring one side's bytes over the
+  // link, so the copy that does only that is the other yardstick.
+  std::int64_t crossing = 0;
+  for (const auto& b : m.buffers()) crossing += b.nbytes();
+  const double inspect_ms = median_ms(dev, [&] { devcopy::inspect(m); });
+  const double copy_ms = median_ms(dev, [&] {
+    std::vector<at::Tensor> copies;
+    for (const auto& b : m.buffers()) copies.push_back(b.to(dev));
+    sync(dev);
+  });
+  std::printf("probe_inspect cross  inspect %.3f ms, copy of the cuda:1 side to cuda:0 (%s) %.3f ms, "
+              "ratio %.2f\n",
+              inspect_ms, devcopy::format_bytes(crossing).c_str(), copy_ms, inspect_ms / copy_ms);
 }
 
 }  // namespace
