@@ -131,7 +131,12 @@ def peft_silent():
     fresh()
     cfg = ViTConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                     intermediate_size=512, image_size=64, patch_size=8)
-    model = get_peft_model(ViTModel(cfg), LoraConfig(r=8, target_modules="all-linear"))
+    base = ViTModel(cfg)
+    # The attention projections, by whatever name this transformers calls
+    # them (query/value, q_proj/v_proj); else every Linear layer.
+    names = {n.rsplit(".", 1)[-1] for n, m in base.named_modules() if isinstance(m, nn.Linear)}
+    targets = sorted(names & {"query", "value", "q_proj", "v_proj"}) or "all-linear"
+    model = get_peft_model(base, LoraConfig(r=8, target_modules=targets))
     with devcopy.observe(model) as obs:
         model.to(dev)
     with devcopy.observe(model) as obs2:

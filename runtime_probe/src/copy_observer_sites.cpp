@@ -72,7 +72,12 @@ void Sites::add(Verdict verdict, const CopyEvent& event, const Stack* stack,
   Site& s = it->second;
   ++s.count;
   s.bytes += event.bytes;
-  // Verdicts arrive when copies are freed or settled, not in copy order.
+  // Verdicts arrive when copies are freed or settled, not in copy order:
+  // the site shows its earliest copy (the overflow site keeps "various").
+  if (ordinal < s.first && !overflowed_) {
+    s.event = event;
+    if (stack) s.stack = *stack;
+  }
   s.first = std::min(s.first, ordinal);
   s.last = std::max(s.last, ordinal);
 }
