@@ -8,12 +8,19 @@
 #include <string>
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 namespace devcopy::cli {
 
 /// Deeper than any real baseline, compile database or .clang-tidy.
 constexpr unsigned kMaxNesting = 256;
+
+/// devcopy's one error convention: an llvm::Error carrying a one-line
+/// message (what failed, where, what to do).
+inline llvm::Error toolError(const llvm::Twine& message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
 
 /// `text` fit for a one-line error: control characters escaped ("\n"),
 /// and cut in the middle past 1,000 bytes (a quoted key may be megabytes).

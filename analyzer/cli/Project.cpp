@@ -7,6 +7,7 @@
 #include "Input.h"
 #include "Readers.h"
 #include "clang-tidy/ClangTidy.h"
+#include "clang-tidy/GlobList.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -127,11 +128,23 @@ static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std:
 bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors) {
   config.defaults = ClangTidyOptions::getDefaults();
   config.defaults.Checks = "-*,devcopy-*";  // compiler warnings are not devcopy's business
+  // clang-tidy's command-line layer: these win over every configuration file.
   if (opts.checks) config.overrides.Checks = *opts.checks;
+  if (opts.headerFilter) config.overrides.HeaderFilterRegex = *opts.headerFilter;
+  if (opts.warningsAsErrors) config.overrides.WarningsAsErrors = *opts.warningsAsErrors;
+  if (!opts.extraArgs.empty()) config.overrides.ExtraArgs = opts.extraArgs;
+  if (!opts.extraArgsBefore.empty()) config.overrides.ExtraArgsBefore = opts.extraArgsBefore;
   // Without facts the check reads no facts file either: each unit alone.
   if (opts.noFacts)
     config.overrides.CheckOptions["devcopy-repeated-module-move.FactsFile"].Value = "none";
-  if (!opts.configFile.empty()) {
+  if (opts.config) {
+    std::string error;
+    config.configFile = parseConfigText(*opts.config, "--config", error);
+    if (!config.configFile) {
+      errors.push_back({"", error});
+      return false;
+    }
+  } else if (!opts.configFile.empty()) {
     std::string error;
     config.configFile = parseConfig(opts.configFile, error);
     if (!config.configFile) {
@@ -140,6 +153,33 @@ bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolErr
     }
   }
   return true;
+}
+
+llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std::string& cwd,
+                        llvm::raw_ostream& out) {
+  std::string file = absolutePath(opts.paths.empty() ? "dummy" : opts.paths.front(), cwd);
+  auto provider = config.provider();
+  std::vector<std::string> enabled =
+      clang::tidy::getCheckNames(provider->getOptions(file), /*AllowEnablingAnalyzerAlphaCheckers=*/false);
+  if (enabled.empty())
+    return toolError("no check is enabled for '" + file +
+                                       "': --checks and .clang-tidy 'Checks' select none");
+  if (opts.explainConfig) {
+    auto raw = provider->getRawOptions(file);
+    for (const std::string& check : enabled)
+      for (auto it = raw.rbegin(); it != raw.rend(); ++it)
+        if (it->first.Checks && clang::tidy::GlobList(*it->first.Checks).contains(check)) {
+          // clang-tidy names its built-in defaults "clang-tidy binary".
+          std::string source = it->second == "clang-tidy binary" ? "devcopy binary" : it->second;
+          out << "'" << check << "' is enabled in the " << source << ".\n";
+          break;
+        }
+    return llvm::Error::success();
+  }
+  out << "Enabled checks:";
+  for (const std::string& check : enabled) out << "\n    " << check;
+  out << "\n\n";
+  return llvm::Error::success();
 }
 
 bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,

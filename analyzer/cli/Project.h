@@ -9,6 +9,8 @@
 #include "Finding.h"
 #include "Options.h"
 #include "Runner.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace devcopy::cli {
 
@@ -20,6 +22,11 @@ bool selectUnits(const Options& opts, const std::string& cwd,
 
 /// Builds the option layers from the defaults, --config-file and --checks.
 bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors);
+
+/// --list-checks and --explain-config, as clang-tidy prints them, for the
+/// first PATH (or a file in `cwd`). An error when no check is enabled.
+llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std::string& cwd,
+                        llvm::raw_ostream& out);
 
 /// Parses every .clang-tidy a unit would read (clang-tidy alone would print
 /// the YAML error and carry on with defaults: a silent pass), then drops units

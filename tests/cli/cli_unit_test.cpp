@@ -118,23 +118,43 @@ TEST(Baseline, HidesKnownFindingsAfterAShiftAndKeepsNewOnes) {
   std::vector<Finding> now{findingAt(v1, 31, "devcopy-x", src2),
                            findingAt(v1, 44, "devcopy-x", src2)};
   assignFingerprints(now, src2, tempDir());
-  auto baseline = Baseline::read(path, error);
-  ASSERT_TRUE(baseline) << error;
-  EXPECT_EQ(baseline->removeKnown(now), 1u);
+  auto baseline = Baseline::read(path);
+  ASSERT_TRUE(bool(baseline)) << llvm::toString(baseline.takeError());
+  std::vector<Finding> again = now;
+  EXPECT_EQ(baseline->removeKnown(again), 1u);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].where.line, 4u);
+  // classify keeps the known one, marked, and reports gone entries as absent.
+  std::vector<Finding> known, absent;
+  baseline->classify(now, known, absent, tempDir());
   ASSERT_EQ(now.size(), 1u);
-  EXPECT_EQ(now[0].where.line, 4u);
+  EXPECT_EQ(now[0].baselineState, "new");
+  ASSERT_EQ(known.size(), 1u);
+  EXPECT_EQ(known[0].baselineState, "unchanged");
+  EXPECT_EQ(known[0].where.line, 3u);
+  EXPECT_TRUE(absent.empty());
+  std::vector<Finding> none, known2, absent2;
+  baseline->classify(none, known2, absent2, tempDir());
+  ASSERT_EQ(absent2.size(), 1u);
+  EXPECT_EQ(absent2[0].baselineState, "absent");
+  EXPECT_EQ(absent2[0].where.file, v1);
+  EXPECT_EQ(absent2[0].where.line, 2u);
+  EXPECT_EQ(absent2[0].rule, "devcopy-x");
+  EXPECT_EQ(absent2[0].fingerprint, old[0].fingerprint);
 }
 
 TEST(Baseline, BadFilesGiveOneLineErrorsNamingTheFile) {
-  std::string error;
-  EXPECT_FALSE(Baseline::read(tempDir() + "/missing.json", error));
+  auto missing = Baseline::read(tempDir() + "/missing.json");
+  ASSERT_FALSE(bool(missing));
+  std::string error = llvm::toString(missing.takeError());
   EXPECT_NE(error.find("missing.json"), std::string::npos);
   EXPECT_NE(error.find("--write-baseline"), std::string::npos);
   for (const char* bad : {"{not json", "{\"version\": 7, \"entries\": []}",
                           "{\"version\": 1, \"entries\": [{\"rule\": \"x\"}]}"}) {
     std::string path = writeFile("bad.json", bad);
-    error.clear();
-    EXPECT_FALSE(Baseline::read(path, error)) << bad;
+    auto b = Baseline::read(path);
+    ASSERT_FALSE(bool(b)) << bad;
+    error = llvm::toString(b.takeError());
     EXPECT_NE(error.find(path), std::string::npos) << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }
