@@ -114,7 +114,7 @@ void Baseline::classify(std::vector<Finding>& findings, std::vector<Finding>& kn
     f.where.file = e.file.empty() || llvm::sys::path::is_absolute(e.file) || root.empty()
                        ? e.file
                        : root + "/" + e.file;
-    f.where.line = std::max(1u, e.line);
+    f.where.line = std::max(1u, e.line);  // no column: the baseline keeps lines only
     f.end = f.where;
     f.fingerprint = e.fingerprint;
     f.baselineState = "absent";

@@ -1,5 +1,8 @@
 #include "Options.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 
 #include "Input.h"
@@ -7,6 +10,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace devcopy::cli {
@@ -21,9 +25,8 @@ cl::OptionCategory TidyCategory("clang-tidy's options, with clang-tidy's meaning
 // Every subcommand and its options, in one place. A new subcommand adds its
 // cl::SubCommand and options here and a case in parseOptions.
 cl::SubCommand Analyze("analyze",
-                       "Analyzes the translation units of a compile database (all of them, or "
-                       "those under PATH...) and reports redundant device copies.\n"
-                       "Exit codes: 0 no new findings, 1 new findings, 2 usage or tool error.");
+                       "analyze the units of a compile database (those under PATH...) and "
+                       "report redundant device copies");
 
 template <typename T> using Opt = cl::opt<T>;
 auto Sub = cl::sub(Analyze);
@@ -118,14 +121,49 @@ llvm::Error usage(const llvm::Twine& message) {
 
 /// llvm::cl's first complaint, in one line ("devcopy: Unknown command line
 /// argument '--x'.  Try: ..." becomes "unknown option '--x'").
-std::string firstComplaint(llvm::StringRef text) {
+std::string firstComplaint(llvm::StringRef text, llvm::StringRef program) {
   llvm::StringRef line = text.ltrim().split('\n').first;
-  if (auto colon = line.find(": "); colon != llvm::StringRef::npos && line.starts_with("devcopy"))
-    line = line.drop_front(colon + 2);
-  line = line.split(".  Try:").first;
-  if (line.consume_front("Unknown command line argument "))
-    return "unknown option " + line.rtrim('.').str();
-  return line.rtrim().str();
+  line.consume_front(program);
+  line.consume_front(": ");
+  line = line.split(".  Try:").first.rtrim();
+  if (line.consume_front("Unknown command line argument ")) {
+    std::string out = "unknown option " + line.rtrim('.').str();
+    if (auto at = text.find("Did you mean '"); at != llvm::StringRef::npos)
+      out += "; did you mean " + text.substr(at + 13).split('?').first.str() + "?";
+    return out;
+  }
+  if (line.consume_front("for the ")) {
+    auto [name, why] = line.split(" option: ");
+    if (why == "requires a value!") return "option '" + name.str() + "' needs a value";
+    return "option '" + name.str() + "': " + why.rtrim('!').str();
+  }
+  return line.str();
+}
+
+/// What `run` writes to stderr, kept from the terminal: an option's own
+/// complaint ("for the -p option: requires a value!") goes straight to
+/// llvm::errs(), whatever stream ParseCommandLineOptions was given.
+template <typename Fn> std::string captureStderr(Fn run) {
+  llvm::errs().flush();
+  std::FILE* sink = std::tmpfile();
+  int saved = sink ? dup(STDERR_FILENO) : -1;
+  if (saved < 0 || dup2(fileno(sink), STDERR_FILENO) < 0) {
+    if (sink) std::fclose(sink);
+    if (saved >= 0) close(saved);
+    run();
+    return "";
+  }
+  run();
+  llvm::errs().flush();
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::string text;
+  std::rewind(sink);
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, sink)) > 0 && text.size() < 65536;)
+    text.append(buf, n);
+  std::fclose(sink);
+  return text;
 }
 
 llvm::Error validate(Options& opts) {
@@ -163,8 +201,12 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
   cl::ResetAllOptionOccurrences();
   std::string complaints;
   llvm::raw_string_ostream errs(complaints);
-  if (!cl::ParseCommandLineOptions(argc, argv, "", &errs))
-    return usage(firstComplaint(errs.str()) + " (see devcopy analyze --help)");
+  bool parsed;
+  std::string direct = captureStderr(
+      [&] { parsed = cl::ParseCommandLineOptions(argc, argv, "", &errs); });
+  if (!parsed)
+    return usage(firstComplaint(direct + errs.str(), llvm::sys::path::filename(argv[0])) +
+                 " (see devcopy analyze --help)");
 
   opts.buildDir = BuildDir;
   opts.format = Format;
@@ -204,7 +246,9 @@ void printHelp(int argc, const char* const* argv) {
   cl::ResetAllOptionOccurrences();
   cl::ParseCommandLineOptions(analyze ? 3 : 2, helpArgv,
                               "devcopy: finds redundant device copies in LibTorch code.\n\n"
-                              "  devcopy analyze [options] [PATH...]   (devcopy analyze --help)\n");
+                              "  devcopy analyze [options] [PATH...]   (devcopy analyze --help)\n\n"
+                              "Exit codes: 0 no new findings, 1 new findings, 2 usage or tool "
+                              "error.\n");
   std::exit(0);
 }
 

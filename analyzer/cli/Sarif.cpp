@@ -16,8 +16,8 @@
 #ifndef DEVCOPY_VERSION
 #define DEVCOPY_VERSION "0.0.0"
 #endif
-#ifndef DEVCOPY_RULE_DOCS_DIR  // where `cmake --install` puts rules/*.md
-#define DEVCOPY_RULE_DOCS_DIR "/usr/local/share/doc/devcopy/rules"
+#ifndef DEVCOPY_DOCS_DIR  // where `cmake --install` puts README.md and rules/*.md
+#define DEVCOPY_DOCS_DIR "/usr/local/share/doc/devcopy"
 #endif
 #ifndef DEVCOPY_INFORMATION_URI  // the project's home page, when it has one
 #define DEVCOPY_INFORMATION_URI ""
@@ -107,16 +107,19 @@ static std::string clangTidyDocs(const std::string& id) {
          id.substr(dash + 1) + ".html";
 }
 
-std::string defaultRuleDocs() {
-  // Beside the installed binary (bin/../share/doc/devcopy/rules), so an
-  // unpacked package points at its own pages; else the configured prefix.
+/// file:// URL of devcopy's installed documentation folder (share/doc/devcopy).
+static std::string docsFolder() {
+  // Beside the installed binary (bin/../share/doc/devcopy), so an unpacked
+  // package points at its own pages; else the configured prefix's.
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
   llvm::SmallString<256> dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-  llvm::sys::path::append(dir, "share", "doc", "devcopy", "rules");
-  std::string path = llvm::sys::fs::is_directory(dir) ? std::string(dir) : DEVCOPY_RULE_DOCS_DIR;
+  llvm::sys::path::append(dir, "share", "doc", "devcopy");
+  std::string path = llvm::sys::fs::is_directory(dir) ? std::string(dir) : DEVCOPY_DOCS_DIR;
   return "file://" + uriEncode(path);
 }
+
+std::string defaultRuleDocs() { return docsFolder() + "/rules"; }
 
 static json::Array rulesArray(const std::vector<std::string>& order, const std::string& docs) {
   json::Array rules;
@@ -216,7 +219,9 @@ void writeSarif(llvm::raw_ostream& out, const Results& results, SourceText& sour
                       {"version", DEVCOPY_VERSION},
                       {"semanticVersion", DEVCOPY_VERSION},
                       {"rules", rulesArray(order, docs)}};
-  if (*DEVCOPY_INFORMATION_URI) driver["informationUri"] = DEVCOPY_INFORMATION_URI;
+  // The project's home page when configured, else the installed README.
+  driver["informationUri"] =
+      *DEVCOPY_INFORMATION_URI ? DEVCOPY_INFORMATION_URI : docsFolder() + "/README.md";
   json::Value doc = json::Object{
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},

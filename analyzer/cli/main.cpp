@@ -230,7 +230,6 @@ int main(int argc, char** argv) {
   if (baseline) {
     baseline->classify(results.findings, results.known, results.absent, root);
     results.baselined = unsigned(results.known.size());
-    for (Finding& f : results.absent) sources.locate(f.where), f.end = f.where;
   }
 
   llvm::raw_ostream& out = report->os();
