@@ -41,6 +41,7 @@ struct Note {
 struct Finding {
   std::string rule;     // "devcopy-discarded-copy"
   std::string level;    // SARIF level: "error", "warning" or "note"
+  bool warningAsError = false;  // --warnings-as-errors made it an error
   std::string message;  // one line, lowercase
   Position where;
   // End of the flagged region: the diagnostic's range around `where`, else
@@ -50,6 +51,7 @@ struct Finding {
   std::vector<Note> notes;
   std::vector<Edit> fixes;
   std::string fingerprint;  // see Fingerprint.h; stable across line shifts
+  std::string directory;    // the unit's compile directory (--export-fixes)
   // SARIF baselineState when a baseline is given: "new", "unchanged" or
   // "absent" (a baseline entry no longer found); "" without a baseline.
   std::string baselineState;

@@ -17,7 +17,8 @@ void writeText(llvm::raw_ostream& out, const Results& results, SourceText& sourc
   };
   for (const Finding& f : results.findings) {
     out << loc(f.where) << ": " << (f.level == "error" ? "error" : "warning") << ": "
-        << f.message << " [" << f.rule << "]\n";
+        << f.message << " [" << f.rule << (f.warningAsError ? ",-warnings-as-errors" : "")
+        << "]\n";
     writeSnippet(out, sources, f.where, f.ranges, f.fixes);
     for (const Note& n : f.notes) {
       out << loc(n.where) << ": note: " << n.message << "\n";

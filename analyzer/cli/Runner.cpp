@@ -113,6 +113,8 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
   Finding f;
   f.rule = e.DiagnosticName;
   f.message = e.Message.Message;
+  f.warningAsError = e.IsWarningAsError;
+  f.directory = e.BuildDirectory;
   const rules::Rule* rule = rules::find(f.rule);
   f.level = e.DiagLevel == tooling::Diagnostic::Error || e.IsWarningAsError
                 ? "error"

@@ -247,6 +247,12 @@ int main(int argc, char** argv) {
                  << " finding(s) in " << results.analyzed << " translation unit(s)";
     if (baseline) llvm::errs() << ", " << results.baselined << " in the baseline";
     llvm::errs() << "\n";
+    // As clang-tidy words it.
+    auto asErrors = std::count_if(results.findings.begin(), results.findings.end(),
+                                  [](const Finding& f) { return f.warningAsError; });
+    if (asErrors)
+      llvm::errs() << "devcopy: " << asErrors << " warning" << (asErrors == 1 ? "" : "s")
+                   << " treated as error" << (asErrors == 1 ? "" : "s") << "\n";
   }
   if (!results.errors.empty()) return fail(results.errors);
   if (!opts.writeBaseline.empty()) return 0;  // recording findings is the point
