@@ -19,34 +19,32 @@ namespace json = llvm::json;
 static constexpr int kVersion = 1;
 
 llvm::Expected<Baseline> Baseline::read(const std::string& path) {
-  std::string why;
-  auto text = readInput(path, why);
+  auto text = readInput(path);
   if (!text)
-    return toolError("cannot read baseline '" + path + "' (" + why +
-                   "); write one with --write-baseline " + path);
+    return toolError("cannot read baseline '" + path + "' (" + llvm::toString(text.takeError()) +
+                     "); write one with --write-baseline " + path);
   return parse(*text, path);
 }
 
 llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string& path) {
-  std::string invalid;
-  auto parsed = parseJson(text, invalid);
+  auto parsed = parseJson(text);
   if (!parsed)
-    return toolError("baseline '" + path + "' is not valid JSON (" + invalid +
-                   "); regenerate it with --write-baseline");
+    return toolError("baseline '" + path + "' is not valid JSON (" +
+                     llvm::toString(parsed.takeError()) + "); regenerate it with --write-baseline");
   const json::Object* root = parsed->getAsObject();
   const json::Array* entries = root ? root->getArray("entries") : nullptr;
   if (!root || root->getInteger("version") != kVersion || !entries)
     return toolError("baseline '" + path +
-                   "' is not a devcopy baseline (version 1 with \"entries\"); regenerate it "
-                   "with --write-baseline");
+                     "' is not a devcopy baseline (version 1 with \"entries\"); regenerate it "
+                     "with --write-baseline");
   Baseline b;
   for (const json::Value& v : *entries) {
     const json::Object* e = v.getAsObject();
     auto fp = e ? e->getString("fingerprint") : std::nullopt;
     if (!fp)
       return toolError("baseline '" + path +
-                     "' has an entry without \"fingerprint\"; regenerate it with "
-                     "--write-baseline");
+                       "' has an entry without \"fingerprint\"; regenerate it with "
+                       "--write-baseline");
     Entry entry;
     entry.fingerprint = fp->str();
     entry.rule = e->getString("rule").value_or("").str();
@@ -58,8 +56,8 @@ llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string
   return b;
 }
 
-bool Baseline::write(const std::string& path, const std::vector<Finding>& findings,
-                     const std::string& root, std::string& error) {
+llvm::Error Baseline::write(const std::string& path, const std::vector<Finding>& findings,
+                           const std::string& root) {
   json::Array entries;
   for (const Finding& f : findings)
     entries.push_back(json::Object{{"rule", f.rule},
@@ -71,11 +69,9 @@ bool Baseline::write(const std::string& path, const std::vector<Finding>& findin
                                  {"tool", "devcopy"},
                                  {"entries", std::move(entries)}};
   if (llvm::Error err = writeAtomically(
-          path, [&](llvm::raw_ostream& out) { out << llvm::formatv("{0:2}", doc) << "\n"; })) {
-    error = "baseline: " + llvm::toString(std::move(err));
-    return false;
-  }
-  return true;
+          path, [&](llvm::raw_ostream& out) { out << llvm::formatv("{0:2}", doc) << "\n"; }))
+    return toolError("baseline: " + llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }
 
 unsigned Baseline::removeKnown(std::vector<Finding>& findings) const {

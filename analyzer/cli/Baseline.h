@@ -21,10 +21,10 @@ class Baseline {
   /// The same from `text` (what read() does once the file is read; `path`
   /// names it in errors).
   static llvm::Expected<Baseline> parse(llvm::StringRef text, const std::string& path);
-  /// Writes `findings` (fingerprints assigned) to `path`; false and `error`
-  /// on failure. File names are stored relative to `root`.
-  static bool write(const std::string& path, const std::vector<Finding>& findings,
-                    const std::string& root, std::string& error);
+  /// Writes `findings` (fingerprints assigned) to `path`. File names are
+  /// stored relative to `root`.
+  static llvm::Error write(const std::string& path, const std::vector<Finding>& findings,
+                           const std::string& root);
 
   /// Removes the findings the baseline holds; returns how many it removed.
   unsigned removeKnown(std::vector<Finding>& findings) const;

@@ -49,11 +49,11 @@ bool selectUnits(const Options& opts, const std::string& cwd,
                                   "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
     return false;
   }
-  std::string why;
-  auto text = readInput(dbPath, why);
-  auto commands = text ? loadCompileDatabase(*text, dbPath, why) : std::nullopt;
+  auto text = readInput(dbPath);
+  auto commands = text ? loadCompileDatabase(*text, dbPath) : text.takeError();
   if (!commands) {
-    errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " + why +
+    errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " +
+                                  llvm::toString(commands.takeError()) +
                                   "; regenerate it with your build system"});
     return false;
   }
@@ -115,17 +115,15 @@ bool selectUnits(const Options& opts, const std::string& cwd,
 }
 
 /// Reads and parses a clang-tidy YAML configuration file.
-static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
-  std::string why;
-  auto text = readInput(file, why);
-  if (!text) {
-    error = "cannot read configuration '" + file + "': " + why;
-    return std::nullopt;
-  }
-  return parseConfigText(*text, file, error);
+static llvm::Expected<ClangTidyOptions> parseConfig(const std::string& file) {
+  auto text = readInput(file);
+  if (!text)
+    return toolError("cannot read configuration '" + file + "': " +
+                     llvm::toString(text.takeError()));
+  return parseConfigText(*text, file);
 }
 
-bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors) {
+llvm::Error loadTidyConfig(const Options& opts, TidyConfig& config) {
   config.defaults = ClangTidyOptions::getDefaults();
   config.defaults.Checks = "-*,devcopy-*";  // compiler warnings are not devcopy's business
   // clang-tidy's command-line layer: these win over every configuration file.
@@ -137,22 +135,13 @@ bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolErr
   // Without facts the check reads no facts file either: each unit alone.
   if (opts.noFacts)
     config.overrides.CheckOptions["devcopy-repeated-module-move.FactsFile"].Value = "none";
-  if (opts.config) {
-    std::string error;
-    config.configFile = parseConfigText(*opts.config, "--config", error);
-    if (!config.configFile) {
-      errors.push_back({"", error});
-      return false;
-    }
-  } else if (!opts.configFile.empty()) {
-    std::string error;
-    config.configFile = parseConfig(opts.configFile, error);
-    if (!config.configFile) {
-      errors.push_back({opts.configFile, error});
-      return false;
-    }
+  if (opts.config || !opts.configFile.empty()) {
+    auto parsed = opts.config ? parseConfigText(*opts.config, "--config")
+                              : parseConfig(opts.configFile);
+    if (!parsed) return aboutFile(opts.configFile, parsed.takeError());
+    config.configFile = std::move(*parsed);
   }
-  return true;
+  return llvm::Error::success();
 }
 
 llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std::string& cwd,
@@ -198,10 +187,9 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
         std::string file = absolutePath(".clang-tidy", dir);
         bool inherit = true;
         if (fs::exists(file)) {
-          std::string error;
-          auto parsed = parseConfig(file, error);
+          auto parsed = parseConfig(file);
           if (!parsed) {
-            errors.push_back({file, error});
+            errors.push_back({file, llvm::toString(parsed.takeError())});
             return false;
           }
           inherit = parsed->InheritParentConfig.value_or(false);

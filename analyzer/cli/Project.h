@@ -20,8 +20,10 @@ namespace devcopy::cli {
 bool selectUnits(const Options& opts, const std::string& cwd,
                  std::vector<TranslationUnit>& units, std::vector<ToolError>& errors);
 
-/// Builds the option layers from the defaults, --config-file and --checks.
-bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors);
+/// Builds the option layers from the defaults, --config / --config-file and
+/// the command line (--checks, --header-filter, ...). A bad configuration is
+/// a FileProblem naming it.
+llvm::Error loadTidyConfig(const Options& opts, TidyConfig& config);
 
 /// --list-checks and --explain-config, as clang-tidy prints them, for the
 /// first PATH (or a file in `cwd`). An error when no check is enabled.

@@ -36,6 +36,16 @@ namespace {
 
 constexpr const char* kCompileError = "clang-diagnostic-error";
 
+/// An llvm::Error as devcopy's report of it: one ToolError per error, each
+/// naming its file when it is a FileProblem.
+std::vector<ToolError> toolErrors(llvm::Error error) {
+  std::vector<ToolError> out;
+  llvm::handleAllErrors(
+      std::move(error), [&](const FileProblem& e) { out.push_back({e.file, e.message}); },
+      [&](const llvm::ErrorInfoBase& e) { out.push_back({"", e.message()}); });
+  return out;
+}
+
 int fail(const std::vector<ToolError>& errors) {
   for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << oneLine(e.message) << "\n";
   return 2;
@@ -147,7 +157,7 @@ int main(int argc, char** argv) {
   Results results;
   TidyConfig config;
   std::vector<TranslationUnit> units;
-  if (!loadTidyConfig(opts, config, results.errors)) return fail(results.errors);
+  if (llvm::Error e = loadTidyConfig(opts, config)) return fail(toolErrors(std::move(e)));
   if (opts.listChecks || opts.explainConfig) {
     // As clang-tidy: for the first PATH (or a file here), no compile database.
     if (llvm::Error e = printChecks(opts, config, cwd, llvm::outs()))
@@ -220,9 +230,8 @@ int main(int argc, char** argv) {
       llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
   }
   if (!opts.writeBaseline.empty()) {
-    std::string error;
-    if (!Baseline::write(opts.writeBaseline, results.findings, root, error))
-      results.errors.push_back({opts.writeBaseline, error});
+    if (llvm::Error e = Baseline::write(opts.writeBaseline, results.findings, root))
+      results.errors.push_back({opts.writeBaseline, llvm::toString(std::move(e))});
     else if (!opts.quiet)
       llvm::errs() << "devcopy: wrote " << results.findings.size() << " finding(s) to "
                    << opts.writeBaseline << "\n";
