@@ -191,11 +191,23 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
   llvm::StringRef command = argv[1];
   if (command == "help") return Action::Help;
   if (auto action = builtin(command)) return *action;
-  if (command != "analyze")
+  // Each subcommand defined above; a new one adds its name here, an Action,
+  // and the copy of its options into Options below.
+  if (command != Analyze.getName())
     return usage("unknown command '" + command +
                  "'; the command is 'devcopy analyze' (see devcopy --help)");
-  for (int i = 2; i < argc && llvm::StringRef(argv[i]) != "--"; ++i)
+  // Every argument, even after "--": that "--" may be an option's value
+  // (`--jobs -- --help`), and llvm::cl would then print the help and exit.
+  for (int i = 2; i < argc; ++i) {
     if (auto action = builtin(argv[i])) return *action;
+    // llvm::cl reads an unknown "-hx" as the group "-h -x": it would print
+    // the help and exit. It is an unknown option.
+    llvm::StringRef name = llvm::StringRef(argv[i]).split('=').first;
+    if (name.consume_front("-") && (name.consume_front("-"), name.size() > 1) &&
+        name.front() == 'h' && !Analyze.OptionsMap.count(name))
+      return usage("unknown option '" + llvm::StringRef(argv[i]).split('=').first +
+                   "' (see devcopy analyze --help)");
+  }
 
   // llvm::cl keeps every option's value between parses: reset them first.
   cl::ResetAllOptionOccurrences();

@@ -245,7 +245,11 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
   EXPECT_EQ(parse({"devcopy", "analyze", "-checks=x", "--help"}, o), "help");
   EXPECT_EQ(parse({"devcopy", "analyze", "-help-hidden"}, o), "help");
   EXPECT_EQ(parse({"devcopy", "--version"}, o), "version");
-  EXPECT_EQ(parse({"devcopy", "analyze", "--", "--help"}, o), "analyze");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--jobs", "--", "--help"}, o), "help");
+  // llvm::cl would take "-hx" for the group "-h -x", print the help and exit.
+  EXPECT_EQ(parse({"devcopy", "analyze", "--heAp"}, o),
+            "error: unknown option '--heAp' (see devcopy analyze --help)");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--header-filter=x"}, o), "analyze");
 }
 
 TEST(Writers, TextIsClangStyle) {
