@@ -171,8 +171,7 @@ llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std
   return llvm::Error::success();
 }
 
-bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,
-                        std::vector<ToolError>& errors) {
+llvm::Error checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config) {
   if (!config.configFile) {
     // The directories clang-tidy's FileOptionsProvider would read, each once.
     std::map<std::string, bool> inherits;  // dir -> config there lets the parent count
@@ -188,10 +187,7 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
         bool inherit = true;
         if (fs::exists(file)) {
           auto parsed = parseConfig(file);
-          if (!parsed) {
-            errors.push_back({file, llvm::toString(parsed.takeError())});
-            return false;
-          }
+          if (!parsed) return aboutFile(file, parsed.takeError());
           inherit = parsed->InheritParentConfig.value_or(false);
         }
         inherits[dir] = inherit;
@@ -204,12 +200,11 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
     if (!clang::tidy::getCheckNames(provider->getOptions(u.file), false).empty())
       enabled.push_back(std::move(u));
   if (enabled.empty() && !units.empty()) {
-    errors.push_back({"", "no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
-                          "select none; add devcopy-* to them"});
-    return false;
+    return toolError("no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
+                     "select none; add devcopy-* to them");
   }
   units = std::move(enabled);
-  return true;
+  return llvm::Error::success();
 }
 
 }  // namespace devcopy::cli

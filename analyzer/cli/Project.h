@@ -32,9 +32,9 @@ llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std
 
 /// Parses every .clang-tidy a unit would read (clang-tidy alone would print
 /// the YAML error and carry on with defaults: a silent pass), then drops units
-/// whose configuration enables no check. False on a configuration error or
-/// when no unit has a check enabled.
-bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,
-                        std::vector<ToolError>& errors);
+/// whose configuration enables no check. An error (a FileProblem naming a bad
+/// configuration file) when a configuration does not parse or no unit has a
+/// check enabled.
+llvm::Error checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config);
 
 }  // namespace devcopy::cli

@@ -164,9 +164,11 @@ int main(int argc, char** argv) {
       return fail({{"", llvm::toString(std::move(e))}});
     return 0;
   }
-  if (!selectUnits(opts, cwd, units, results.errors) ||
-      !checkConfiguration(units, config, results.errors))
+  if (!selectUnits(opts, cwd, units, results.errors)) return fail(results.errors);
+  if (llvm::Error e = checkConfiguration(units, config)) {
+    for (ToolError& t : toolErrors(std::move(e))) results.errors.push_back(std::move(t));
     return fail(results.errors);
+  }
   // Read the baseline before the long analysis, so a bad one fails fast.
   std::optional<Baseline> baseline;
   if (!opts.baseline.empty()) {
