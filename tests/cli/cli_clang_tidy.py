@@ -132,8 +132,10 @@ def case_flags(args):
 
 
 def case_version_help(args):
-    """Every tool: devcopy's version beside LLVM's, the devcopy checks in --help."""
-    tools = {"devcopy": [args.devcopy], "devcopy-tidy": [args.tidy]}
+    """Every tool (the plugin in clang-tidy-19 too): devcopy's version beside
+    LLVM's, the devcopy checks in --help, one line each."""
+    tools = {"devcopy": [args.devcopy], "devcopy-tidy": [args.tidy],
+             "clang-tidy-19 + plugin": [args.clang_tidy, f"--load={args.plugin}"]}
     if args.clangd:
         tools["devcopy-clangd"] = [args.clangd]
     for name, cmd in tools.items():
