@@ -196,6 +196,17 @@ def case_sarif_report(args):
     for r in run["results"]:
         check("baselineState" not in r, "baselineState without a baseline")
 
+    # A clang-tidy check's results: a rule of its own, pointing at its documentation.
+    p.set_sources(["endl.cpp"])
+    rc, _, err = p.analyze("--checks=-*,performance-avoid-endl", "--format=sarif", "--output=e.sarif")
+    check(rc == 1, err)
+    validate_sarif(args, p.path("e.sarif"))
+    run = json.loads(p.read("e.sarif"))["runs"][0]
+    rule = run["tool"]["driver"]["rules"][run["results"][0]["ruleIndex"]]
+    check(rule["id"] == "performance-avoid-endl" and rule["helpUri"] ==
+          "https://clang.llvm.org/extra/clang-tidy/checks/performance/avoid-endl.html", str(rule))
+    p.set_sources(["train.cpp", "sync.cpp"])
+
     # The default helpUri: the rule pages beside an installed binary.
     prefix = p.path("prefix")
     os.makedirs(os.path.join(prefix, "bin"))
