@@ -207,6 +207,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
                                "once and read its elements there")
           << What << receiverName(subscriptBase(Recv), Ctx) << Line;
     diag(First->getExprLoc(), "first read here", DiagnosticIDs::Note);
+    noteLoop(*L->Loop);
     return;
   }
   if (CopiesData)
@@ -218,6 +219,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
          "%0 and waits for the device on every iteration of this loop, one element at a "
          "time; copy '%1' to the host once before the loop and read its elements there")
         << What << receiverName(Whole, Ctx);
+    noteLoop(*L->Loop);
     return;
   }
 
@@ -247,6 +249,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
          "queue each time; accumulate on the device and read once after the loop, or every "
          "N steps")
         << What;
+  noteLoop(*L->Loop);
 }
 
 SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx) {
@@ -280,6 +283,12 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
                           "or keep the value on the device and read it once after the loop")
       << FD->getNameAsString() << S->What;
   diag(S->Sync->getExprLoc(), "the read is here", DiagnosticIDs::Note);
+  noteLoop(*L->Loop);
+}
+
+void HostSyncInLoopCheck::noteLoop(const Stmt &Loop) {
+  // SARIF's relatedLocations and editors show where the loop is.
+  diag(Loop.getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
 }
 
 const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,

@@ -41,6 +41,9 @@ private:
   const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
                           LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue);
 
+  /// The note naming the loop a warning is about, as devcopy-copy-in-loop's.
+  void noteLoop(const Stmt &Loop);
+
   /// A call of a user function in a loop whose body syncs on every call.
   void checkCall(const CallExpr &Call, ASTContext &Ctx);
   SyncUses &usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx);

@@ -95,10 +95,26 @@ std::string absolute(const std::string& path, const std::string& base) {
   return std::string(p);
 }
 
+std::vector<Range> ranges(const llvm::SmallVector<tooling::FileByteRange, 1>& in,
+                          const std::string& buildDir) {
+  std::vector<Range> out;
+  for (const tooling::FileByteRange& r : in) {
+    Range range;
+    range.begin.file = absolute(r.FilePath, buildDir);
+    range.begin.offset = r.FileOffset;
+    range.end = range.begin;
+    range.end.offset += r.Length;
+    out.push_back(std::move(range));
+  }
+  return out;
+}
+
 Finding convert(const ClangTidyError& e, const std::string& unitFile) {
   Finding f;
   f.rule = e.DiagnosticName;
   f.message = e.Message.Message;
+  f.warningAsError = e.IsWarningAsError;
+  f.directory = e.BuildDirectory;
   const rules::Rule* rule = rules::find(f.rule);
   f.level = e.DiagLevel == tooling::Diagnostic::Error || e.IsWarningAsError
                 ? "error"
@@ -107,9 +123,12 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
   f.where.file = e.Message.FilePath.empty() ? unitFile : absolute(e.Message.FilePath, e.BuildDirectory);
   f.where.offset = e.Message.FilePath.empty() ? 0 : e.Message.FileOffset;
   f.end = f.where;
-  for (const tooling::FileByteRange& r : e.Message.Ranges)
-    if (absolute(r.FilePath, e.BuildDirectory) == f.where.file && r.FileOffset == f.where.offset) {
-      f.end.offset = r.FileOffset + r.Length;
+  f.ranges = ranges(e.Message.Ranges, e.BuildDirectory);
+  // SARIF's region: the range around the location, as clang's caret shows it.
+  for (const Range& r : f.ranges)
+    if (r.begin.file == f.where.file && r.begin.offset <= f.where.offset &&
+        f.where.offset < r.end.offset) {
+      f.end = r.end;
       break;
     }
   for (const tooling::DiagnosticMessage& n : e.Notes) {
@@ -117,6 +136,14 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
     note.where.file = n.FilePath.empty() ? f.where.file : absolute(n.FilePath, e.BuildDirectory);
     note.where.offset = n.FileOffset;
     note.message = n.Message;
+    note.ranges = ranges(n.Ranges, e.BuildDirectory);
+    note.end = note.where;
+    for (const Range& r : note.ranges)
+      if (r.begin.file == note.where.file && r.begin.offset <= note.where.offset &&
+          note.where.offset < r.end.offset) {
+        note.end = r.end;
+        break;
+      }
     f.notes.push_back(std::move(note));
   }
   for (const auto& [file, replacements] : e.Message.Fix)
