@@ -29,6 +29,17 @@ options:
   --no-facts               analyze each file alone: no cross-file findings, no facts file
   --skip-unlisted          a PATH the compile database does not list is skipped
                            with a note instead of an error (for pre-commit hooks)
+  --cache-dir DIR          results of unchanged units are reused from DIR
+                           (default BUILD_DIR/.devcopy-cache)
+  --no-cache               analyze every unit again; store nothing
+  --shard K/N              analyze the K-th of N stable shares of the units and
+                           write a shard file (--output) for devcopy merge
+
+usage: devcopy merge [-p BUILD_DIR] [--format ...] [--output FILE] [--baseline FILE]
+                     [--write-baseline FILE] [--facts FILE] SHARD_FILE...
+
+Joins the shard files of 'devcopy analyze --shard K/N' (K = 1..N) into the
+report, baseline and facts file one unsharded run would write.
 
 exit codes: 0 no new findings, 1 new findings, 2 usage or tool error.
 )";
@@ -49,8 +60,10 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
   std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") return Action::Help;
   if (command == "--version") return Action::Version;
-  if (command != "analyze") {
-    error = "unknown command '" + command + "'; the command is 'devcopy analyze' (see --help)";
+  opts.merge = command == "merge";
+  if (command != "analyze" && !opts.merge) {
+    error = "unknown command '" + command + "'; the commands are 'devcopy analyze' and "
+            "'devcopy merge' (see --help)";
     return Action::Error;
   }
   // Options taking a value accept both "--opt VALUE" and "--opt=VALUE".
@@ -58,7 +71,8 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
       {"-p", &opts.buildDir},           {"--format", &opts.format},
       {"--output", &opts.output},       {"--config-file", &opts.configFile},
       {"--baseline", &opts.baseline},   {"--write-baseline", &opts.writeBaseline},
-      {"--root", &opts.root},           {"--facts", &opts.facts}};
+      {"--root", &opts.root},           {"--facts", &opts.facts},
+      {"--cache-dir", &opts.cacheDir},  {"--shard", &opts.shard}};
   bool onlyPaths = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
@@ -72,6 +86,7 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
     if (arg == "--no-progress") { opts.progress = false; continue; }
     if (arg == "--skip-unlisted") { opts.skipUnlisted = true; continue; }
     if (arg == "--no-facts") { opts.noFacts = true; continue; }
+    if (arg == "--no-cache") { opts.noCache = true; continue; }
     std::string name = arg, value;
     bool hasValue = false;
     if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
@@ -110,6 +125,23 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
   }
   if (!opts.baseline.empty() && opts.baseline == opts.writeBaseline) {
     error = "--baseline and --write-baseline name the same file '" + opts.baseline + "'";
+    return Action::Error;
+  }
+  if (!opts.shard.empty()) {
+    const char* clash = opts.merge ? "devcopy merge"
+                        : opts.fix ? "--fix"
+                        : !opts.baseline.empty() ? "--baseline"
+                        : !opts.writeBaseline.empty() ? "--write-baseline"
+                        : opts.format != "text" ? "--format"
+                        : !opts.paths.empty() ? "PATH" : nullptr;
+    if (clash) {
+      error = std::string("--shard writes a shard file for 'devcopy merge', which takes ") +
+              clash + "; give it to the merge instead";
+      return Action::Error;
+    }
+  }
+  if (opts.merge && opts.fix) {
+    error = "devcopy merge cannot apply fixes; run 'devcopy analyze --fix' on the sources";
     return Action::Error;
   }
   return Action::Analyze;

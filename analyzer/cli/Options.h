@@ -23,7 +23,11 @@ struct Options {
   bool skipUnlisted = false;
   std::string facts;            // --facts; "" = BUILD_DIR/devcopy-facts.json
   bool noFacts = false;         // --no-facts: each unit alone, no facts file    // --skip-unlisted: PATHs the database lacks are noted, not errors
-  std::vector<std::string> paths;
+  std::vector<std::string> paths;  // devcopy merge: the shard files
+  std::string cacheDir;  // --cache-dir; "" = BUILD_DIR/.devcopy-cache
+  bool noCache = false;  // --no-cache: analyze every unit, store nothing
+  std::string shard;     // --shard K/N: analyze one share, write a shard file
+  bool merge = false;    // devcopy merge SHARD_FILE...: finish a sharded run
 };
 
 enum class Action { Analyze, Help, Version, Error };

@@ -16,6 +16,7 @@
 #include "CrossUnit.h"
 #include "Fingerprint.h"
 #include "Fixes.h"
+#include "Incremental.h"
 #include "Input.h"
 #include "Options.h"
 #include "Output.h"
@@ -135,10 +136,18 @@ int main(int argc, char** argv) {
   Results results;
   TidyConfig config;
   std::vector<TranslationUnit> units;
-  if (!loadTidyConfig(opts, config, results.errors) ||
-      !selectUnits(opts, cwd, units, results.errors) ||
-      !checkConfiguration(units, config, results.errors))
-    return fail(results.errors);
+  std::vector<UnitRecord> records;  // what each unit contributed
+  if (opts.merge) {
+    if (llvm::Error e = readShardFiles(opts, records, results.errors, results.analyzed))
+      return fail({{"", llvm::toString(std::move(e))}});
+  } else {
+    if (!loadTidyConfig(opts, config, results.errors) ||
+        !selectUnits(opts, cwd, units, results.errors) ||
+        !checkConfiguration(units, config, results.errors))
+      return fail(results.errors);
+    if (llvm::Error e = selectShard(opts, root, units))
+      return fail({{"", llvm::toString(std::move(e))}});
+  }
   // Read the baseline before the long analysis, so a bad one fails fast.
   std::optional<Baseline> baseline;
   if (!opts.baseline.empty()) {
@@ -158,8 +167,19 @@ int main(int argc, char** argv) {
   bool progress = opts.progress && isatty(STDERR_FILENO);
   std::optional<FactsCollector> collector;
   if (!opts.noFacts) collector.emplace();
-  analyzeUnits(units, config, jobs, progress, results.findings, results.errors);
-  results.analyzed = unsigned(units.size());
+  if (!opts.merge) {
+    records = analyzeIncrementally(opts, units, config, jobs, progress, results.errors);
+    results.analyzed = unsigned(units.size());
+  }
+  if (!opts.shard.empty()) {  // the run-wide steps are the merge's
+    llvm::Error e = writeShardFile(report->os(), opts, records, results.errors, results.analyzed);
+    if (!e) e = report->commit();
+    if (e) return fail({{opts.output, "output: " + llvm::toString(std::move(e))}});
+    llvm::errs() << "devcopy: shard " << opts.shard << ": " << results.analyzed
+                 << " translation unit(s); finish with 'devcopy merge' on every shard's file\n";
+    return 0;
+  }
+  contribute(records, results.findings);
 
   SourceText sources;
   if (collector) {
@@ -175,7 +195,7 @@ int main(int argc, char** argv) {
       llvm::sys::path::append(p, facts::DefaultFileName);
       factsPath = std::string(p);
     }
-    if (!opts.paths.empty()) keepPrevious(all, factsPath, units);
+    if (!opts.paths.empty() && !opts.merge) keepPrevious(all, factsPath, units);
     // Workers finish in any order; the file and the join should not.
     std::sort(all.Units.begin(), all.Units.end(),
               [](const auto& a, const auto& b) { return a.File < b.File; });
