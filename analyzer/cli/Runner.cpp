@@ -142,8 +142,10 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
   // directory, and the process-wide one would race between workers.
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
       llvm::vfs::createPhysicalFileSystem().release());
-  if (hooks) physical = hooks->fileSystem(index, physical);
-  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(physical);
+  // The results cache sees what the parse reads; not the .clang-tidy
+  // lookups below (their outcome, the effective options, is in its key).
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      hooks ? hooks->fileSystem(index, physical) : physical);
   // The same file system as the tool's: clang names the main file as the
   // command does ("src/a.cpp"), and .clang-tidy must be looked up from the
   // command's directory, not devcopy's (ClangTool moves the overlay's, and so
