@@ -181,6 +181,7 @@ llvm::Error writeShardFile(llvm::raw_ostream& os, const Options& opts,
   else return spec.takeError();
   file.version = DEVCOPY_VERSION;
   file.analyzed = analyzed;
+  file.partial = !opts.paths.empty();
   for (const UnitRecord& r : records) file.units.push_back(toJSON(r));
   for (const ToolError& e : errors) file.errors.push_back(toJSON(e));
   os << toJSON(file) << "\n";
@@ -188,6 +189,7 @@ llvm::Error writeShardFile(llvm::raw_ostream& os, const Options& opts,
 }
 
 llvm::Error readShardFiles(const Options& opts, std::vector<UnitRecord>& records,
+                           std::vector<TranslationUnit>& units, bool& partial,
                            std::vector<ToolError>& errors, unsigned& analyzed) {
   llvm::Expected<ShardFile> all = readShards(opts.paths);
   if (!all) return all.takeError();
@@ -205,6 +207,8 @@ llvm::Error readShardFiles(const Options& opts, std::vector<UnitRecord>& records
   }
   std::sort(records.begin(), records.end(),
             [](const UnitRecord& a, const UnitRecord& b) { return a.file < b.file; });
+  for (const UnitRecord& r : records) units.push_back({r.file, {}, 0});
+  partial = all->partial;
   analyzed = all->analyzed;
   return llvm::Error::success();
 }

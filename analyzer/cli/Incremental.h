@@ -36,8 +36,10 @@ llvm::Error writeShardFile(llvm::raw_ostream& os, const Options& opts,
                            const std::vector<UnitRecord>& records,
                            const std::vector<ToolError>& errors, unsigned analyzed);
 
-/// devcopy merge: the records, tool errors and unit count of all shards.
+/// devcopy merge: the records, their units (files only), whether the shards
+/// analyzed some PATHs only, the tool errors and the unit count of all shards.
 llvm::Error readShardFiles(const Options& opts, std::vector<UnitRecord>& records,
+                           std::vector<TranslationUnit>& units, bool& partial,
                            std::vector<ToolError>& errors, unsigned& analyzed);
 
 }  // namespace devcopy::cli

@@ -132,8 +132,7 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
                         : opts.fix ? "--fix"
                         : !opts.baseline.empty() ? "--baseline"
                         : !opts.writeBaseline.empty() ? "--write-baseline"
-                        : opts.format != "text" ? "--format"
-                        : !opts.paths.empty() ? "PATH" : nullptr;
+                        : opts.format != "text" ? "--format" : nullptr;
     if (clash) {
       error = std::string("--shard writes a shard file for 'devcopy merge', which takes ") +
               clash + "; give it to the merge instead";

@@ -36,6 +36,7 @@ json::Value toJSON(const ShardFile& file) {
       {"devcopy", file.version},
       {"shard", std::to_string(file.shard.index) + "/" + std::to_string(file.shard.count)},
       {"analyzed", file.analyzed},
+      {"partial", file.partial},
       {"units", json::Array(file.units)},
       {"errors", json::Array(file.errors)}};
 }
@@ -67,15 +68,21 @@ llvm::Expected<ShardFile> readShards(const std::vector<std::string>& paths) {
     std::optional<llvm::StringRef> version = o->getString("devcopy");
     std::optional<llvm::StringRef> shard = o->getString("shard");
     std::optional<int64_t> analyzed = o->getInteger("analyzed");
+    std::optional<bool> partial = o->getBoolean("partial");
     json::Array* units = o->getArray("units");
     json::Array* errors = o->getArray("errors");
-    if (!version || !shard || !analyzed || *analyzed < 0 || !units || !errors)
+    if (!version || !shard || !analyzed || *analyzed < 0 || !partial || !units || !errors)
       return fail(path, "a field is missing or of the wrong type; rewrite it with devcopy");
     llvm::Expected<ShardSpec> spec = parseShard(*shard);
     if (!spec) return fail(path, llvm::toString(spec.takeError()));
     if (seen.empty()) {
       all.shard = *spec;
       all.version = version->str();
+      all.partial = *partial;
+    } else if (all.partial != *partial) {
+      return fail(path, "analyzed " + std::string(*partial ? "some PATHs" : "the whole database") +
+                            ", unlike '" + seen.begin()->second +
+                            "'; run every shard with the same PATHs");
     } else if (all.shard.count != spec->count) {
       return fail(path, "one of " + std::to_string(spec->count) + " shards, but '" +
                             seen.begin()->second + "' is one of " +

@@ -33,6 +33,7 @@ struct ShardFile {
   ShardSpec shard;
   std::string version;  // devcopy's
   unsigned analyzed = 0;
+  bool partial = false;  // units under some PATHs only, not the whole database
   std::vector<llvm::json::Value> units;
   std::vector<llvm::json::Value> errors;
 };

@@ -137,8 +137,10 @@ int main(int argc, char** argv) {
   TidyConfig config;
   std::vector<TranslationUnit> units;
   std::vector<UnitRecord> records;  // what each unit contributed
+  bool partial = !opts.paths.empty();  // some units only: keep the others' facts
   if (opts.merge) {
-    if (llvm::Error e = readShardFiles(opts, records, results.errors, results.analyzed))
+    if (llvm::Error e =
+            readShardFiles(opts, records, units, partial, results.errors, results.analyzed))
       return fail({{"", llvm::toString(std::move(e))}});
   } else {
     if (!loadTidyConfig(opts, config, results.errors) ||
@@ -195,7 +197,7 @@ int main(int argc, char** argv) {
       llvm::sys::path::append(p, facts::DefaultFileName);
       factsPath = std::string(p);
     }
-    if (!opts.paths.empty() && !opts.merge) keepPrevious(all, factsPath, units);
+    if (partial) keepPrevious(all, factsPath, units);
     // Workers finish in any order; the file and the join should not.
     std::sort(all.Units.begin(), all.Units.end(),
               [](const auto& a, const auto& b) { return a.File < b.File; });

@@ -281,6 +281,25 @@ def case_shards(args):
                 *files)
     check(run.stdout == with_baseline, "merge --baseline differs from analyze --baseline")
 
+    # Some PATHs only: the other units' facts come from the last facts file,
+    # in the merge as in the unsharded run.
+    paths = ["src/main.cpp", "src/net.cpp", "src/train.cpp"]
+    part = p.analyze("--format", "json", "--no-cache", *paths).stdout
+    part_facts = p.read("build/devcopy-facts.json")
+    p.write("build/devcopy-facts.json", facts)
+    part_files = []
+    for k in (1, 2, 3):
+        out = p.path(f"part-{k}.json")
+        run = p.run("analyze", "-p", "build", "--no-progress", "--shard", f"{k}/3", "--output", out,
+                    *paths)
+        check(run.returncode == 0, f"shard {k}/3 of PATHs:\n{run.stderr}")
+        part_files.append(out)
+    run = p.run("merge", "-p", "build", "--format", "json", *part_files)
+    check(run.stdout == part and p.read("build/devcopy-facts.json") == part_facts,
+          f"merged shards of PATHs differ from the unsharded run on them:\n{run.stderr}")
+    check(sum(f["rule"] == CROSS for f in json.loads(part)["findings"]) == 6,
+          "cross-unit findings on PATHs need the previous facts")
+
     def merge_error(*argv, needle):
         run = p.run("merge", "-p", "build", *argv)
         lines = [l for l in run.stderr.splitlines() if l.startswith("devcopy: error:")]
@@ -292,6 +311,7 @@ def case_shards(args):
     four = shard_files(p, 4, "four")
     merge_error(files[0], four[1], needle="one of 4 shards")
     merge_error(*files, p.path("half-baseline.json"), needle="not a shard file")
+    merge_error(part_files[0], files[1], files[2], needle="run every shard with the same PATHs")
     p.write("broken.json", "[" * 50000)
     merge_error(*files, p.path("broken.json"), needle="nested more than")
     merge_error(needle="no shard files")
