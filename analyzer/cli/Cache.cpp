@@ -186,21 +186,28 @@ std::string ResultCache::entryPath(const std::string& key) const {
   return std::string(p);
 }
 
+// Lookups run on several threads; the file is read outside the lock (two
+// threads may both hash it once).
 std::optional<std::string> ResultCache::hashOf(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = hashes_.find(path); it != hashes_.end()) return it->second;
+  }
+  std::optional<std::string> hash = hashFile(path);
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, fresh] = hashes_.try_emplace(path);
-  if (fresh) it->second = hashFile(path);
-  return it->second;
+  return hashes_.try_emplace(path, std::move(hash)).first->second;
 }
 
 std::optional<char> ResultCache::kindOf(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, fresh] = kinds_.try_emplace(path);
-  if (fresh) {
-    llvm::sys::fs::file_status st;
-    if (!llvm::sys::fs::status(path, st)) it->second = kindChar(st.type());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = kinds_.find(path); it != kinds_.end()) return it->second;
   }
-  return it->second;
+  std::optional<char> kind;
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(path, st)) kind = kindChar(st.type());
+  std::lock_guard<std::mutex> lock(mu_);
+  return kinds_.try_emplace(path, kind).first->second;
 }
 
 bool ResultCache::unchanged(const json::Object& deps) {

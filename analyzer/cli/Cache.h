@@ -73,7 +73,7 @@ class ResultCache {
   std::string key(llvm::ArrayRef<std::string> inputs) const;
 
   /// The stored payload when the entry exists and every recorded dependency
-  /// is unchanged; nullopt otherwise. A corrupt entry also gives nullopt and
+  /// is unchanged; nullopt otherwise. Thread-safe. A corrupt entry also gives nullopt and
   /// one line in `note` ("" when there is nothing to say).
   std::optional<llvm::json::Value> lookup(const std::string& key, std::string& note);
 

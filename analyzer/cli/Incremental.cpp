@@ -1,8 +1,11 @@
 #include "Incremental.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <memory>
+#include <thread>
 
 #include "AtomicFile.h"
 #include "Cache.h"
@@ -58,6 +61,18 @@ struct Slot {
 
 thread_local Slot* current = nullptr;  // the unit this worker analyzes
 
+/// Calls `work(i)` for i in [0, n) on up to `jobs` threads.
+void parallelFor(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < n;) work(i);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < std::min<std::size_t>(jobs, n); ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+}
+
 class Recording : public UnitHooks {
  public:
   Recording(std::vector<Slot>& slots, bool record) : slots_(slots), record_(record) {}
@@ -90,28 +105,36 @@ std::vector<UnitRecord> analyzeIncrementally(const Options& opts,
                                              bool progress, std::vector<ToolError>& errors) {
   std::optional<ResultCache> cache;
   if (!opts.noCache) cache.emplace(cacheDir(opts), toolIdentity());
+  // Keys and lookups first, on `jobs` threads (each reads a JSON entry and
+  // checks its dependencies; the files they share are hashed once).
+  std::vector<std::string> keys(units.size()), notes(units.size());
+  std::vector<std::optional<UnitRecord>> cached(units.size());
+  if (cache) {
+    parallelFor(units.size(), jobs, [&](std::size_t i) {
+      keys[i] = cache->key(keyInputs(units[i], config));
+      std::optional<json::Value> payload = cache->lookup(keys[i], notes[i]);
+      if (!payload) return;
+      llvm::Expected<UnitRecord> record = recordFromJSON(*payload);
+      if (record && record->file == units[i].file) {
+        cached[i] = std::move(*record);
+        return;
+      }
+      notes[i] = "ignoring corrupt cache entry for '" + units[i].file + "': " +
+                 (record ? "it holds another unit" : llvm::toString(record.takeError())) +
+                 "; the unit is analyzed again and the entry rewritten";
+    });
+  }
   std::vector<UnitRecord> records;
   std::vector<TranslationUnit> todo;
   std::vector<std::string> todoKeys;
-  for (const TranslationUnit& unit : units) {
-    std::string key = cache ? cache->key(keyInputs(unit, config)) : "";
-    if (cache) {
-      std::string note;
-      std::optional<json::Value> payload = cache->lookup(key, note);
-      if (payload) {
-        llvm::Expected<UnitRecord> record = recordFromJSON(*payload);
-        if (record && record->file == unit.file) {
-          records.push_back(std::move(*record));
-          continue;
-        }
-        note = "ignoring corrupt cache entry for '" + unit.file + "': " +
-               (record ? "it holds another unit" : llvm::toString(record.takeError())) +
-               "; the unit is analyzed again and the entry rewritten";
-      }
-      if (!note.empty()) llvm::errs() << "devcopy: note: " << note << "\n";
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    if (!notes[i].empty()) llvm::errs() << "devcopy: note: " << notes[i] << "\n";
+    if (cached[i]) {
+      records.push_back(std::move(*cached[i]));
+      continue;
     }
-    todo.push_back(unit);
-    todoKeys.push_back(std::move(key));
+    todo.push_back(units[i]);
+    todoKeys.push_back(std::move(keys[i]));
   }
   if (cache && !records.empty())
     llvm::errs() << "devcopy: cache: " << records.size() << " of " << units.size()

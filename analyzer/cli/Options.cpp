@@ -127,9 +127,12 @@ static Action parseArgs(int argc, const char* const* argv, Options& opts, std::s
     error = "--baseline and --write-baseline name the same file '" + opts.baseline + "'";
     return Action::Error;
   }
+  if (opts.merge && !opts.shard.empty()) {
+    error = "--shard belongs to 'devcopy analyze'; 'devcopy merge' takes the shard files";
+    return Action::Error;
+  }
   if (!opts.shard.empty()) {
-    const char* clash = opts.merge ? "devcopy merge"
-                        : opts.fix ? "--fix"
+    const char* clash = opts.fix ? "--fix"
                         : !opts.baseline.empty() ? "--baseline"
                         : !opts.writeBaseline.empty() ? "--write-baseline"
                         : opts.format != "text" ? "--format" : nullptr;
