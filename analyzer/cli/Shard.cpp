@@ -108,7 +108,8 @@ llvm::Expected<ShardFile> readShards(const std::vector<std::string>& paths) {
   }
   std::vector<std::string> missing;
   for (unsigned k = 1; k <= all.shard.count; ++k)
-    if (!seen.count(k)) missing.push_back(std::to_string(k) + "/" + std::to_string(all.shard.count));
+    if (!seen.count(k))
+      missing.push_back(std::to_string(k) + "/" + std::to_string(all.shard.count));
   if (!missing.empty())
     return llvm::createStringError("shard%s %s missing: merge needs the files of all %u shards",
                                    missing.size() > 1 ? "s" : "",
