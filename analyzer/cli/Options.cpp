@@ -29,11 +29,18 @@ cl::SubCommand Analyze("analyze",
                        "report redundant device copies");
 
 template <typename T> using Opt = cl::opt<T>;
+// `devcopy merge` finishes a sharded run (Shard.h): the report, baseline
+// and facts options are shared with analyze.
+cl::SubCommand Merge("merge", "join the shard files of 'devcopy analyze --shard K/N' (K = 1..N) "
+                              "into the report, baseline and facts file of one unsharded run");
+
 auto Sub = cl::sub(Analyze);
+auto Both = cl::sub(Merge);  // with Sub: an option of both commands
 
 // clang-tidy's options: same names, same meaning.
 Opt<std::string> BuildDir("p", cl::desc("directory holding compile_commands.json (default .)"),
-                          cl::value_desc("BUILD_DIR"), cl::init("."), Sub, cl::cat(TidyCategory));
+                          cl::value_desc("BUILD_DIR"), cl::init("."), Sub, Both,
+                          cl::cat(TidyCategory));
 Opt<std::string> Checks("checks", cl::desc("check globs, applied after .clang-tidy's Checks"),
                         cl::value_desc("GLOBS"), Sub, cl::cat(TidyCategory));
 Opt<std::string> Config("config",
@@ -59,7 +66,8 @@ cl::list<std::string> ExtraArgs("extra-arg", cl::desc("append ARG to each compil
 cl::list<std::string> ExtraArgsBefore("extra-arg-before",
                                       cl::desc("prepend ARG to each compile command"),
                                       cl::value_desc("ARG"), Sub, cl::cat(TidyCategory));
-Opt<bool> Quiet("quiet", cl::desc("no summary lines on stderr"), Sub, cl::cat(TidyCategory));
+Opt<bool> Quiet("quiet", cl::desc("no summary lines on stderr"), Sub, Both,
+                cl::cat(TidyCategory));
 Opt<bool> ListChecks("list-checks", cl::desc("list the enabled checks and exit"), Sub,
                      cl::cat(TidyCategory));
 Opt<bool> ExplainConfig("explain-config",
@@ -69,38 +77,52 @@ Opt<bool> Fix("fix", cl::desc("apply the checks' fix-its"), Sub, cl::cat(TidyCat
 
 // devcopy's own.
 Opt<std::string> Format("format", cl::desc("output format: text, json or sarif (default text)"),
-                        cl::value_desc("FORMAT"), cl::init("text"), Sub, cl::cat(Category));
-Opt<std::string> Output("output", cl::desc("write the report to FILE instead of stdout"),
-                        cl::value_desc("FILE"), Sub, cl::cat(Category));
+                        cl::value_desc("FORMAT"), cl::init("text"), Sub, Both, cl::cat(Category));
+Opt<std::string> Output("output",
+                        cl::desc("write the report to FILE instead of stdout (with --shard: the "
+                                 "shard file)"),
+                        cl::value_desc("FILE"), Sub, Both, cl::cat(Category));
 Opt<std::string> Jobs("jobs", cl::desc("translation units analyzed in parallel (default: all cores)"),
                       cl::value_desc("N"), Sub, cl::cat(Category));
 cl::alias JobsShort("j", cl::desc("alias for --jobs"), cl::aliasopt(Jobs));
 Opt<std::string> BaselineFile("baseline",
                               cl::desc("report, and fail on, only findings FILE does not hold "
                                        "(SARIF keeps the others, marked unchanged)"),
-                              cl::value_desc("FILE"), Sub, cl::cat(Category));
+                              cl::value_desc("FILE"), Sub, Both, cl::cat(Category));
 Opt<std::string> WriteBaseline("write-baseline", cl::desc("record today's findings in FILE"),
-                               cl::value_desc("FILE"), Sub, cl::cat(Category));
+                               cl::value_desc("FILE"), Sub, Both, cl::cat(Category));
 Opt<std::string> Root("root", cl::desc("paths in reports are relative to DIR (default: git checkout)"),
-                      cl::value_desc("DIR"), Sub, cl::cat(Category));
+                      cl::value_desc("DIR"), Sub, Both, cl::cat(Category));
 Opt<std::string> RuleDocs("rule-docs",
                           cl::desc("base URL of the rule pages SARIF's helpUri points at "
                                    "(default: the installed pages, share/doc/devcopy/rules)"),
-                          cl::value_desc("URL"), Sub, cl::cat(Category));
-Opt<bool> NoProgress("no-progress", cl::desc("no progress line, even on a terminal"), Sub,
+                          cl::value_desc("URL"), Sub, Both, cl::cat(Category));
+Opt<bool> NoProgress("no-progress", cl::desc("no progress line, even on a terminal"), Sub, Both,
                      cl::cat(Category));
 Opt<std::string> Facts("facts",
                        cl::desc("write the cross-file facts to FILE (default "
                                 "BUILD_DIR/devcopy-facts.json, where devcopy-tidy, the plugin "
                                 "and devcopy-clangd look)"),
-                       cl::value_desc("FILE"), Sub, cl::cat(Category));
+                       cl::value_desc("FILE"), Sub, Both, cl::cat(Category));
 Opt<bool> NoFacts("no-facts", cl::desc("analyze each file alone: no cross-file findings, no facts file"),
                   Sub, cl::cat(Category));
 Opt<bool> SkipUnlisted("skip-unlisted",
                        cl::desc("a PATH the compile database does not list is skipped with a "
                                 "note instead of an error (for pre-commit hooks)"),
                        Sub, cl::cat(Category));
+Opt<std::string> CacheDir("cache-dir",
+                          cl::desc("results of unchanged units are reused from DIR "
+                                   "(default BUILD_DIR/.devcopy-cache)"),
+                          cl::value_desc("DIR"), Sub, cl::cat(Category));
+Opt<bool> NoCache("no-cache", cl::desc("analyze every unit again; store nothing"), Sub,
+                  cl::cat(Category));
+Opt<std::string> ShardOpt("shard",
+                          cl::desc("analyze the K-th of N stable shares of the units and write "
+                                   "a shard file (--output) for devcopy merge"),
+                          cl::value_desc("K/N"), Sub, cl::cat(Category));
 cl::list<std::string> Paths(cl::Positional, cl::desc("[PATH...]"), Sub, cl::cat(Category));
+cl::list<std::string> ShardFiles(cl::Positional, cl::desc("SHARD_FILE..."), cl::sub(Merge),
+                                 cl::cat(Category));
 
 /// llvm::cl's built-in options that print and exit; parseOptions answers
 /// them itself so that parsing never ends the process (the fuzz target).
@@ -180,6 +202,16 @@ llvm::Error validate(Options& opts) {
     return usage("--baseline and --write-baseline name the same file '" + opts.baseline + "'");
   if (opts.config && !opts.configFile.empty())
     return usage("--config and --config-file are mutually exclusive; give one of them");
+  if (!opts.shard.empty()) {
+    const char* clash = opts.fix                    ? "--fix"
+                        : !opts.baseline.empty()      ? "--baseline"
+                        : !opts.writeBaseline.empty() ? "--write-baseline"
+                        : opts.format != "text"       ? "--format"
+                                                      : nullptr;
+    if (clash)
+      return usage(llvm::Twine("--shard writes a shard file for 'devcopy merge', which takes ") +
+                   clash + "; give it to the merge instead");
+  }
   return llvm::Error::success();
 }
 
@@ -193,9 +225,11 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
   if (auto action = builtin(command)) return *action;
   // Each subcommand defined above; a new one adds its name here, an Action,
   // and the copy of its options into Options below.
-  if (command != Analyze.getName())
+  opts.merge = command == Merge.getName();
+  cl::SubCommand& sub = opts.merge ? Merge : Analyze;
+  if (command != Analyze.getName() && !opts.merge)
     return usage("unknown command '" + command +
-                 "'; the command is 'devcopy analyze' (see devcopy --help)");
+                 "'; the commands are 'devcopy analyze' and 'devcopy merge' (see devcopy --help)");
   // Every argument, even after "--": that "--" may be an option's value
   // (`--jobs -- --help`), and llvm::cl would then print the help and exit.
   for (int i = 2; i < argc; ++i) {
@@ -204,9 +238,9 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
     // the help and exit. It is an unknown option.
     llvm::StringRef name = llvm::StringRef(argv[i]).split('=').first;
     if (name.consume_front("-") && (name.consume_front("-"), name.size() > 1) &&
-        name.front() == 'h' && !Analyze.OptionsMap.count(name))
-      return usage("unknown option '" + llvm::StringRef(argv[i]).split('=').first +
-                   "' (see devcopy analyze --help)");
+        name.front() == 'h' && !sub.OptionsMap.count(name))
+      return usage("unknown option '" + llvm::StringRef(argv[i]).split('=').first + "' (see devcopy " +
+                   sub.getName() + " --help)");
   }
 
   // llvm::cl keeps every option's value between parses: reset them first.
@@ -218,7 +252,7 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
       [&] { parsed = cl::ParseCommandLineOptions(argc, argv, "", &errs); });
   if (!parsed)
     return usage(firstComplaint(direct + errs.str(), llvm::sys::path::filename(argv[0])) +
-                 " (see devcopy analyze --help)");
+                 " (see devcopy " + sub.getName() + " --help)");
 
   opts.buildDir = BuildDir;
   opts.format = Format;
@@ -243,7 +277,13 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
   opts.skipUnlisted = SkipUnlisted;
   opts.facts = Facts;
   opts.noFacts = NoFacts;
-  opts.paths.assign(Paths.begin(), Paths.end());
+  opts.cacheDir = CacheDir;
+  opts.noCache = NoCache;
+  opts.shard = ShardOpt;
+  if (opts.merge)
+    opts.paths.assign(ShardFiles.begin(), ShardFiles.end());
+  else
+    opts.paths.assign(Paths.begin(), Paths.end());
   if (llvm::Error e = validate(opts)) return std::move(e);
   return Action::Analyze;
 }
@@ -251,14 +291,17 @@ llvm::Expected<Action> parseOptions(int argc, const char* const* argv, Options& 
 void printHelp(int argc, const char* const* argv) {
   static cl::extrahelp ChecksList(checksHelp());
   cl::HideUnrelatedOptions({&Category, &TidyCategory}, Analyze);
+  cl::HideUnrelatedOptions({&Category, &TidyCategory}, Merge);
   cl::HideUnrelatedOptions({&Category, &TidyCategory}, cl::SubCommand::getTopLevel());
-  bool analyze = argc > 1 && llvm::StringRef(argv[1]) == "analyze";
+  llvm::StringRef command = argc > 1 ? argv[1] : "";
+  bool sub = command == "analyze" || command == "merge";
   // llvm::cl prints the help of the subcommand it parsed, then exits 0.
-  const char* helpArgv[] = {"devcopy", analyze ? "analyze" : "--help", "--help"};
+  const char* helpArgv[] = {"devcopy", sub ? argv[1] : "--help", "--help"};
   cl::ResetAllOptionOccurrences();
-  cl::ParseCommandLineOptions(analyze ? 3 : 2, helpArgv,
+  cl::ParseCommandLineOptions(sub ? 3 : 2, helpArgv,
                               "devcopy: finds redundant device copies in LibTorch code.\n\n"
-                              "  devcopy analyze [options] [PATH...]   (devcopy analyze --help)\n\n"
+                              "  devcopy analyze [options] [PATH...]   (devcopy analyze --help)\n"
+                              "  devcopy merge [options] SHARD_FILE... (devcopy merge --help)\n\n"
                               "Exit codes: 0 no new findings, 1 new findings, 2 usage or tool "
                               "error.\n");
   std::exit(0);

@@ -39,7 +39,11 @@ struct Options {
   bool skipUnlisted = false;    // --skip-unlisted: PATHs the database lacks are noted
   std::string facts;            // --facts; "" = BUILD_DIR/devcopy-facts.json
   bool noFacts = false;         // --no-facts: each unit alone, no facts file
-  std::vector<std::string> paths;
+  std::vector<std::string> paths;  // analyze: PATHs; devcopy merge: the shard files
+  std::string cacheDir;  // --cache-dir; "" = BUILD_DIR/.devcopy-cache
+  bool noCache = false;  // --no-cache: analyze every unit, store nothing
+  std::string shard;     // --shard K/N: analyze one share, write a shard file
+  bool merge = false;    // devcopy merge SHARD_FILE...: finish a sharded run
 };
 
 enum class Action { Analyze, Help, Version };

@@ -164,12 +164,15 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
 }
 
 std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& config,
-                                bool& crashed) {
+                                bool& crashed, UnitHooks* hooks, std::size_t index) {
   // A physical file system of its own: ClangTool changes its working
   // directory, and the process-wide one would race between workers.
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
       llvm::vfs::createPhysicalFileSystem().release());
-  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(physical);
+  // The results cache sees what the parse reads; not the .clang-tidy
+  // lookups below (their outcome, the effective options, is in its key).
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      hooks ? hooks->fileSystem(index, physical) : physical);
   // The same file system as the tool's: clang names the main file as the
   // command does ("src/a.cpp"), and .clang-tidy must be looked up from the
   // command's directory, not devcopy's (ClangTool moves the overlay's, and so
@@ -218,6 +221,7 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
     f.message = "clang could not run the file's compile command";
     out.push_back(std::move(f));
   }
+  if (hooks) hooks->finished(index, out);
   return out;
 }
 
@@ -225,7 +229,7 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
 
 void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& config,
                   unsigned jobs, bool progress, std::vector<Finding>& findings,
-                  std::vector<ToolError>& errors) {
+                  std::vector<ToolError>& errors, UnitHooks* hooks) {
   llvm::CrashRecoveryContext::Enable();
   std::vector<const TranslationUnit*> order;
   for (const TranslationUnit& u : units) order.push_back(&u);
@@ -239,7 +243,8 @@ void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& c
   std::mutex mu;
   auto worker = [&] {
     for (std::size_t i; (i = next++) < order.size();) {
-      perUnit[i] = analyzeOne(*order[i], config, crashed[i]);
+      perUnit[i] = analyzeOne(*order[i], config, crashed[i], hooks,
+                              std::size_t(order[i] - units.data()));
       if (!progress) continue;
       std::lock_guard<std::mutex> lock(mu);
       std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++done, order.size(),

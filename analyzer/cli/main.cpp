@@ -17,6 +17,7 @@
 #include "Fingerprint.h"
 #include "ExportFixes.h"
 #include "Fixes.h"
+#include "Incremental.h"
 #include "Input.h"
 #include "Options.h"
 #include "Output.h"
@@ -157,17 +158,27 @@ int main(int argc, char** argv) {
   Results results;
   TidyConfig config;
   std::vector<TranslationUnit> units;
-  if (llvm::Error e = loadTidyConfig(opts, config)) return fail(toolErrors(std::move(e)));
-  if (opts.listChecks || opts.explainConfig) {
-    // As clang-tidy: for the first PATH (or a file here), no compile database.
-    if (llvm::Error e = printChecks(opts, config, cwd, llvm::outs()))
+  std::vector<UnitRecord> records;  // what each unit contributed
+  bool partial = !opts.paths.empty();  // some units only: keep the others' facts
+  if (opts.merge) {
+    if (llvm::Error e =
+            readShardFiles(opts, records, units, partial, results.errors, results.analyzed))
       return fail({{"", llvm::toString(std::move(e))}});
-    return 0;
-  }
-  if (!selectUnits(opts, cwd, units, results.errors)) return fail(results.errors);
-  if (llvm::Error e = checkConfiguration(units, config)) {
-    for (ToolError& t : toolErrors(std::move(e))) results.errors.push_back(std::move(t));
-    return fail(results.errors);
+  } else {
+    if (llvm::Error e = loadTidyConfig(opts, config)) return fail(toolErrors(std::move(e)));
+    if (opts.listChecks || opts.explainConfig) {
+      // As clang-tidy: for the first PATH (or a file here), no compile database.
+      if (llvm::Error e = printChecks(opts, config, cwd, llvm::outs()))
+        return fail({{"", llvm::toString(std::move(e))}});
+      return 0;
+    }
+    if (!selectUnits(opts, cwd, units, results.errors)) return fail(results.errors);
+    if (llvm::Error e = checkConfiguration(units, config)) {
+      for (ToolError& t : toolErrors(std::move(e))) results.errors.push_back(std::move(t));
+      return fail(results.errors);
+    }
+    if (llvm::Error e = selectShard(opts, root, units))
+      return fail({{"", llvm::toString(std::move(e))}});
   }
   // Read the baseline before the long analysis, so a bad one fails fast.
   std::optional<Baseline> baseline;
@@ -188,8 +199,19 @@ int main(int argc, char** argv) {
   bool progress = opts.progress && isatty(STDERR_FILENO);
   std::optional<FactsCollector> collector;
   if (!opts.noFacts) collector.emplace();
-  analyzeUnits(units, config, jobs, progress, results.findings, results.errors);
-  results.analyzed = unsigned(units.size());
+  if (!opts.merge) {
+    records = analyzeIncrementally(opts, units, config, jobs, progress, results.errors);
+    results.analyzed = unsigned(units.size());
+  }
+  if (!opts.shard.empty()) {  // the run-wide steps are the merge's
+    llvm::Error e = writeShardFile(report->os(), opts, records, results.errors, results.analyzed);
+    if (!e) e = report->commit();
+    if (e) return fail({{opts.output, "output: " + llvm::toString(std::move(e))}});
+    llvm::errs() << "devcopy: shard " << opts.shard << ": " << results.analyzed
+                 << " translation unit(s); finish with 'devcopy merge' on every shard's file\n";
+    return 0;
+  }
+  contribute(records, results.findings);
 
   SourceText sources;
   if (collector) {
@@ -205,7 +227,7 @@ int main(int argc, char** argv) {
       llvm::sys::path::append(p, facts::DefaultFileName);
       factsPath = std::string(p);
     }
-    if (!opts.paths.empty()) keepPrevious(all, factsPath, units);
+    if (partial) keepPrevious(all, factsPath, units);
     // Workers finish in any order; the file and the join should not.
     std::sort(all.Units.begin(), all.Units.end(),
               [](const auto& a, const auto& b) { return a.File < b.File; });
