@@ -248,7 +248,12 @@ std::optional<json::Value> ResultCache::lookup(const std::string& key, std::stri
                                          /*RequiresNullTerminator=*/false);
   if (!buf) return std::nullopt;  // not cached yet
   std::string why;
-  std::optional<json::Value> doc = parseJson((*buf)->getBuffer(), why);
+  llvm::Expected<json::Value> parsed = parseJson((*buf)->getBuffer());
+  std::optional<json::Value> doc;
+  if (parsed)
+    doc = std::move(*parsed);
+  else
+    why = llvm::toString(parsed.takeError());
   json::Object* entry = doc ? doc->getAsObject() : nullptr;
   if (doc && !entry) why = "not a JSON object";
   if (entry && (entry->getInteger("format") != kFormat ||

@@ -54,11 +54,10 @@ llvm::Expected<ShardFile> readShards(const std::vector<std::string>& paths) {
   std::map<unsigned, std::string> seen;  // K -> file
   std::map<unsigned, std::pair<json::Array, json::Array>> byShard;  // K -> units, errors
   for (const std::string& path : paths) {
-    std::string why;
-    std::optional<std::string> text = readInput(path, why);
-    if (!text) return fail(path, why);
-    std::optional<json::Value> doc = parseJson(*text, why);
-    if (!doc) return fail(path, why);
+    llvm::Expected<std::string> text = readInput(path);
+    if (!text) return fail(path, llvm::toString(text.takeError()));
+    llvm::Expected<json::Value> doc = parseJson(*text);
+    if (!doc) return fail(path, llvm::toString(doc.takeError()));
     json::Object* o = doc->getAsObject();
     if (!o || o->getString("format") != kFormat)
       return fail(path, "not a shard file; pass the --output of 'devcopy analyze --shard K/N'");

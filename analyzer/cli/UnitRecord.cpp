@@ -27,9 +27,22 @@ static bool fromJSON(const json::Value& v, Position& p, json::Path path) {
   return true;
 }
 
+static bool fromJSON(const json::Value& v, Range& r, json::Path path) {
+  json::ObjectMapper o(v, path);
+  return o && o.map("begin", r.begin) && o.map("end", r.end);
+}
+
+static json::Value toJSON(const std::vector<Range>& ranges) {
+  json::Array out;
+  for (const Range& r : ranges)
+    out.push_back(json::Object{{"begin", toJSON(r.begin)}, {"end", toJSON(r.end)}});
+  return out;
+}
+
 static bool fromJSON(const json::Value& v, Note& n, json::Path path) {
   json::ObjectMapper o(v, path);
-  return o && o.map("where", n.where) && o.map("message", n.message);
+  return o && o.map("where", n.where) && o.map("message", n.message) &&
+         o.map("ranges", n.ranges) && o.map("end", n.end);
 }
 
 static bool fromJSON(const json::Value& v, Edit& e, json::Path path) {
@@ -46,7 +59,8 @@ static bool fromJSON(const json::Value& v, Finding& f, json::Path path) {
   json::ObjectMapper o(v, path);
   return o && o.map("rule", f.rule) && o.map("level", f.level) && o.map("message", f.message) &&
          o.map("where", f.where) && o.map("end", f.end) && o.map("notes", f.notes) &&
-         o.map("fixes", f.fixes);
+         o.map("fixes", f.fixes) && o.map("ranges", f.ranges) &&
+         o.map("warningAsError", f.warningAsError) && o.map("directory", f.directory);
 }
 
 json::Value toJSON(const UnitRecord& record) {
@@ -54,7 +68,10 @@ json::Value toJSON(const UnitRecord& record) {
   for (const Finding& f : record.findings) {
     json::Array notes, fixes;
     for (const Note& n : f.notes)
-      notes.push_back(json::Object{{"where", toJSON(n.where)}, {"message", n.message}});
+      notes.push_back(json::Object{{"where", toJSON(n.where)},
+                                   {"message", n.message},
+                                   {"ranges", toJSON(n.ranges)},
+                                   {"end", toJSON(n.end)}});
     for (const Edit& e : f.fixes)
       fixes.push_back(json::Object{{"begin", toJSON(e.begin)},
                                    {"end", toJSON(e.end)},
@@ -66,7 +83,10 @@ json::Value toJSON(const UnitRecord& record) {
                                     {"where", toJSON(f.where)},
                                     {"end", toJSON(f.end)},
                                     {"notes", std::move(notes)},
-                                    {"fixes", std::move(fixes)}});
+                                    {"fixes", std::move(fixes)},
+                                    {"ranges", toJSON(f.ranges)},
+                                    {"warningAsError", f.warningAsError},
+                                    {"directory", f.directory}});
   }
   json::Value unitFacts = nullptr;
   if (record.facts) {

@@ -184,6 +184,15 @@ def case_cache(args):
     check(f"{len(UNITS)} of {len(UNITS)} unit(s) unchanged" in run.stderr,
           f"this devcopy's entries must survive:\n{run.stderr}")
     del before
+    # Everything a finding carries survives the cache: the fix-its and
+    # directories --export-fixes writes, the levels --warnings-as-errors sets.
+    for extra in (("--export-fixes", "fixes.yaml"), ("--warnings-as-errors=*",)):
+        runs = []
+        for cache in (("--no-cache",), (), ()):  # fresh; stored (or reused); reused
+            run = p.run("analyze", "-p", "build", "--format", "text", *cache, *extra)
+            runs.append((run.returncode, run.stdout, p.read("fixes.yaml") if "fixes.yaml" in extra else ""))
+        check("unchanged" in run.stderr and runs[0] == runs[1] == runs[2],
+              f"warm {extra} differs from a fresh run:\n{runs[0]}\n---\n{runs[2]}")
     print("cache: warm == cold; header, shadowing header, flag, configuration and tool "
           "invalidate exactly their units")
     return p
