@@ -35,15 +35,13 @@ bool isCudaNamespaceFunction(const FunctionDecl *FD) {
   return false;
 }
 
-bool isDeviceValueType(QualType T) {
-  const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && RD->getIdentifier() &&
-         (RD->getName() == "Device" || RD->getName() == "TensorOptions");
-}
+/// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
+bool isDeviceValueType(QualType T) { return isDeviceType(T) || isTensorOptionsType(T); }
 
 /// Collects the facts of HostSyncInLoopCheck::DeviceUse from one declaration.
 class DeviceUseVisitor : public RecursiveASTVisitor<DeviceUseVisitor> {
 public:
+  explicit DeviceUseVisitor(TensorPlaces &Places) : Places(Places) {}
   bool NamesAccelerator = false;
   bool UsesDevice = false;
 
@@ -53,13 +51,18 @@ public:
         (llvm::isa<EnumConstantDecl>(D) ||
          (llvm::isa<VarDecl>(D) && !llvm::cast<VarDecl>(D)->hasLocalStorage())))
       NamesAccelerator = true;
-    if (isDeviceValueType(E->getType()))
-      UsesDevice = true;
+    noteDeviceValue(E);
     return !NamesAccelerator;
   }
   bool VisitMemberExpr(MemberExpr *E) {
-    if (isDeviceValueType(E->getType()))
-      UsesDevice = true;
+    noteDeviceValue(E);
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    // torch::Device(name): a device made here (a copy of a variable is seen
+    // at the variable).
+    if (isDeviceType(E->getType()) && !E->getConstructor()->isCopyOrMoveConstructor())
+      noteDeviceValue(E);
     return true;
   }
   bool VisitStringLiteral(StringLiteral *S) {
@@ -78,6 +81,17 @@ public:
       UsesDevice |= llvm::isa<CXXMemberCallExpr>(E) && isDeviceValueType(E->getType());
     return !NamesAccelerator;
   }
+
+private:
+  /// A Device, or TensorOptions that carry one (not `TensorOptions().dtype(
+  /// kInt64)` alone), whose place is not the host.
+  void noteDeviceValue(const Expr *E) {
+    if (UsesDevice || !isDeviceValueType(E->getType()))
+      return;
+    std::optional<Place> P = Places.deviceNamedBy(E);
+    UsesDevice = P && *P != Place::Host;
+  }
+  TensorPlaces &Places;
 };
 
 /// \p E is a tensor copied to the host in its own chain: `x.cpu()`,
@@ -106,19 +120,73 @@ const Expr *subscriptBase(const Expr *E) {
   return E;
 }
 
+/// \p E picks part of a tensor: `t[i]`, `t.index({b, i})`, `t.select(0, i)`.
+/// Returns the tensor picked from and sets \p Varies when the pick changes
+/// in the loop; null otherwise.
+const Expr *pickedFrom(const Expr *E, LoopInvariance &Inv, bool &Varies) {
+  if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+      return nullptr;
+    Varies |= !Inv.isInvariant(Op->getArg(1));
+    return ignoreConversions(Op->getArg(0));
+  }
+  const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
+  const Expr *Obj = MC ? MC->getImplicitObjectArgument() : nullptr;
+  if (!Obj || !isTensorType(Obj->getType()) || !MC->getMethodDecl()->getIdentifier() ||
+      !llvm::is_contained({"index", "select"}, MC->getMethodDecl()->getName()))
+    return nullptr;
+  for (const Expr *A : MC->arguments())
+    Varies |= !Inv.isInvariant(A);
+  return ignoreConversions(Obj);
+}
+
+/// \p E computes a tensor on the device from one operand (`torch::argmax(
+/// p[r])`, `b[i].sum()`, `x.flatten()`) with arguments that do not change in
+/// the loop: that operand, else null.
+const Expr *pureOperand(const Expr *E, LoopInvariance &Inv) {
+  const auto *Call = llvm::dyn_cast<CallExpr>(E);
+  if (!Call || !isTensorType(Call->getType()) || llvm::isa<CXXOperatorCallExpr>(Call))
+    return nullptr;
+  const Expr *Operand = nullptr;
+  llvm::ArrayRef<const Expr *> Rest;
+  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(Call)) {
+    Operand = MC->getImplicitObjectArgument();
+    Rest = llvm::ArrayRef(MC->getArgs(), MC->getNumArgs());
+    llvm::StringRef Name = MC->getMethodDecl()->getIdentifier() ? MC->getMethodDecl()->getName() : "";
+    if (Name == "index" || Name == "select" || Name == "cpu" || Name == "to")
+      return nullptr;
+  } else if (isTorchFunction(Call->getDirectCallee()) && Call->getNumArgs() > 0) {
+    Operand = Call->getArg(0);
+    Rest = llvm::ArrayRef(Call->getArgs() + 1, Call->getNumArgs() - 1);
+  }
+  if (!Operand || !isTensorType(Operand->getType()) ||
+      !llvm::all_of(Rest, [&](const Expr *A) { return Inv.isInvariant(A); }))
+    return nullptr;
+  return ignoreConversions(Operand);
+}
+
 /// The whole tensor when \p Recv is one element of a tensor that does not
-/// change in the loop, picked by an index that does (`out[i]`, `out[i][j]`).
+/// change in the loop, picked by an index that does (`out[i]`, `out[i][j]`,
+/// `out.index({0, i})`), or a value computed on the device from such an
+/// element alone (`torch::argmax(pred[r])`): the same work on the whole
+/// tensor, downloaded once, replaces one sync per element.
 const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
   const Expr *E = ignoreConversions(Recv);
-  bool IndexChanges = false;
-  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
-    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+  for (int Depth = 0; Depth < 8; ++Depth) {
+    const Expr *Operand = pureOperand(E, Inv);
+    if (!Operand)
       break;
-    IndexChanges |= !Inv.isInvariant(Op->getArg(1));
-    E = ignoreConversions(Op->getArg(0));
+    E = Operand;
   }
-  if (E == ignoreConversions(Recv) || !IndexChanges || !LoopInvariance::namesLocal(E) ||
-      !Inv.isInvariant(E))
+  bool Varies = false, Picked = false;
+  for (int Depth = 0; Depth < 8; ++Depth) {
+    const Expr *From = pickedFrom(E, Inv, Varies);
+    if (!From)
+      break;
+    E = From;
+    Picked = true;
+  }
+  if (!Picked || !Varies || !LoopInvariance::namesLocal(E) || !Inv.isInvariant(E))
     return nullptr;
   // A tensor copied to the host before the loop is read without a sync.
   if (const auto *Ref = llvm::dyn_cast<DeclRefExpr>(E))
@@ -185,7 +253,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+  if (!Inv.runsOnTypicalIteration(*L) || !acceleratorInPlay(*L->Loop, Recv, Ctx))
     return;
   std::string What = describeSync(Method, receiverName(Recv, Ctx));
 
@@ -221,15 +289,14 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     return;
   }
 
-  ValueUse Use{UseKind::Dropped, ""};
-  if (Method != "nonzero" && Method != "masked_select") {
-    SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
-    // Printing is output itself; other reads are followed to their use.
-    Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
-    // The host needs the value on every iteration: the read is the price.
-    if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
-      return;
-  }
+  SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
+  // Printing is output itself; other reads are followed to their use (for
+  // nonzero() and masked_select(), the use of their result: its size read
+  // on the host to drive the loop is the price of the algorithm).
+  ValueUse Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
+  // The host needs the value on every iteration: the read is the price.
+  if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
+    return;
   if (Use.Kind == UseKind::Accumulated)
     diag(Sync->getExprLoc(),
          "%0 and waits for the device on every iteration of this loop, only to add it to "
@@ -252,7 +319,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
 SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx) {
   std::unique_ptr<SyncUses> &U = Uses[&Loop];
   if (!U)
-    U = std::make_unique<SyncUses>(Loop, Inv, Ctx);
+    U = std::make_unique<SyncUses>(Loop, Inv, Ctx, &places(Ctx));
   return *U;
 }
 
@@ -264,7 +331,7 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+  if (!Inv.runsOnTypicalIteration(*L) || !acceleratorInPlay(*L->Loop, nullptr, Ctx))
     return;
   std::optional<CallSync> S = Calls.of(FD, Ctx);
   if (!S)
@@ -323,34 +390,46 @@ HostSyncInLoopCheck::DeviceUse HostSyncInLoopCheck::functionDeviceUse(const Decl
   auto It = Functions.find(Fn);
   if (It != Functions.end())
     return It->second;
-  DeviceUseVisitor V;
+  DeviceUseVisitor V(places(Fn->getASTContext()));
   V.TraverseDecl(const_cast<Decl *>(Fn));
   DeviceUse U{V.NamesAccelerator, V.UsesDevice};
   Functions[Fn] = U;
   return U;
 }
 
-bool HostSyncInLoopCheck::fileNamesAccelerator(ASTContext &Ctx) {
-  if (FileHasAccelerator)
-    return *FileHasAccelerator;
+bool HostSyncInLoopCheck::fileUsesDevice(ASTContext &Ctx) {
+  if (FileUsesDevice)
+    return *FileUsesDevice;
   const SourceManager &SM = Ctx.getSourceManager();
-  DeviceUseVisitor V;
+  DeviceUseVisitor V(places(Ctx));
   // Only the main file's own declarations: the LibTorch headers name CUDA
   // everywhere.
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
     V.TraverseDecl(D);
-    if (V.NamesAccelerator)
+    if (V.NamesAccelerator || V.UsesDevice)
       break;
   }
-  FileHasAccelerator = V.NamesAccelerator;
-  return V.NamesAccelerator;
+  FileUsesDevice = V.NamesAccelerator || V.UsesDevice;
+  return *FileUsesDevice;
 }
 
-bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
-  if (places(Ctx).programOnHost())
+bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, const Expr *Recv,
+                                            ASTContext &Ctx) {
+  TensorPlaces &Places = places(Ctx);
+  if (Places.programOnHost())
     return false; // fixed to the CPU: nothing to wait for
+  // Where the tensor read is known to live decides.
+  if (Recv)
+    if (Place P = Places.ofTensor(Recv); P != Place::Unknown)
+      return P == Place::Accelerator;
+  // Unknown (a parameter, a function's result): a device is in play when the
+  // file works with one, in this function or elsewhere. Code that moves its
+  // data to a device chosen at run time hands the tensors of its helpers
+  // that device too.
+  if (fileUsesDevice(Ctx))
+    return true;
   // The outermost function around the loop (a lambda belongs to its caller).
   const Decl *Fn = nullptr;
   DynTypedNode Cur = DynTypedNode::create(Loop);
@@ -365,7 +444,7 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
     }
   }
   if (!Fn)
-    return fileNamesAccelerator(Ctx);
+    return false;
   // A device that arrives from outside (a parameter, a member) is chosen by
   // the caller: real code passes the GPU in, so it counts as one.
   DeviceUse U = functionDeviceUse(Fn);
@@ -378,7 +457,7 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Uses.clear();
   Calls.clear();
   Functions.clear();
-  FileHasAccelerator.reset();
+  FileUsesDevice.reset();
 }
 
 } // namespace clang::tidy::devcopy

@@ -128,19 +128,28 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
         return Result;
       }
     } else if (const auto *If = llvm::dyn_cast<IfStmt>(P)) {
-      if (C && (C == If->getThen() || C == If->getElse()))
+      if (C && (C == If->getThen() || C == If->getElse())) {
         Result.Guards.push_back(If->getCond());
+        Result.Branches.push_back(C);
+      }
     } else if (const auto *Sw = llvm::dyn_cast<SwitchStmt>(P)) {
-      if (C && C == Sw->getBody())
+      if (C && C == Sw->getBody()) {
         Result.Guards.push_back(Sw->getCond());
+        Result.Branches.push_back(nullptr);
+      }
     } else if (const auto *CO = llvm::dyn_cast<AbstractConditionalOperator>(P)) {
-      if (C && C != CO->getCond())
+      if (C && C != CO->getCond()) {
         Result.Guards.push_back(CO->getCond());
+        Result.Branches.push_back(nullptr);
+      }
     } else if (const auto *BO = llvm::dyn_cast<BinaryOperator>(P)) {
-      if (BO->isLogicalOp() && C == BO->getRHS())
+      if (BO->isLogicalOp() && C == BO->getRHS()) {
         Result.Guards.push_back(BO->getLHS());
+        Result.Branches.push_back(nullptr);
+      }
     } else if (llvm::isa<CXXCatchStmt>(P)) {
       Result.Guards.push_back(nullptr);
+      Result.Branches.push_back(nullptr);
     } else if (llvm::isa<LambdaExpr>(P)) {
       return std::nullopt;
     }
@@ -299,6 +308,112 @@ bool LoopInvariance::runsEveryIteration(const EnclosingLoop &L) {
   for (const Expr *G : L.Guards)
     if (!G || !isInvariant(G))
       return false;
+  return true;
+}
+
+namespace {
+/// \p Branch leaves the loop whenever it runs: it is, or its block holds as
+/// a statement of its own, a break, return, throw or goto.
+bool leavesLoop(const Stmt *Branch) {
+  auto Leaves = [](const Stmt *S) {
+    if (const auto *E = llvm::dyn_cast_or_null<ExprWithCleanups>(S))
+      S = E->getSubExpr();
+    return llvm::isa_and_nonnull<BreakStmt, ReturnStmt, CXXThrowExpr, GotoStmt>(S);
+  };
+  if (const auto *CS = llvm::dyn_cast_or_null<CompoundStmt>(Branch))
+    return llvm::any_of(CS->body(), Leaves);
+  return Leaves(Branch);
+}
+} // namespace
+
+bool LoopInvariance::isDataFilter(const Expr *G) {
+  bool NamesData = false;
+  return G && testsIterationData(G, 0, NamesData) && NamesData;
+}
+
+bool LoopInvariance::testsIterationData(const Expr *E, unsigned Depth, bool &NamesData) {
+  using namespace ast_matchers;
+  if (Depth > 4)
+    return false;
+  auto State = stmt(anyOf(binaryOperator(hasAnyOperatorName("%", "%=")),
+                          cxxOperatorCallExpr(hasAnyOverloadedOperatorName("%", "%=")),
+                          cxxThisExpr(), memberExpr(member(fieldDecl()))));
+  if (!match(findAll(State), *E, Ctx).empty())
+    return false;
+  for (const auto &M : match(findAll(declRefExpr(to(varDecl())).bind("r")), *E, Ctx)) {
+    const auto *VD = llvm::cast<VarDecl>(M.getNodeAs<DeclRefExpr>("r")->getDecl());
+    if (isInvariant(VD))
+      continue;
+    // Made afresh on each iteration (in the body, a range-for's element), or
+    // carried from one iteration to the next (a counter, a flag, a for
+    // loop's own index): only the first is this iteration's data, and only
+    // when it is not computed from what the loop carries
+    // (`bool last = i + 1 == n`).
+    if (!VD->hasLocalStorage())
+      return false;
+    if (!declaredPerIteration(VD)) {
+      // A counter that only picks this iteration's element of data that does
+      // not change (`if (!done[i])`) tests that element, not the count.
+      if (!indexesInvariant(M.getNodeAs<DeclRefExpr>("r")))
+        return false;
+      NamesData = true;
+      continue;
+    }
+    const auto *Range = llvm::dyn_cast<CXXForRangeStmt>(&Loop);
+    bool Element = Range && Range->getLoopVariable() == VD;
+    if (const Expr *Init = VD->getInit();
+        Init && !Element && !testsIterationData(Init, Depth + 1, NamesData))
+      return false;
+    NamesData = true;
+  }
+  return true;
+}
+
+bool LoopInvariance::indexesInvariant(const DeclRefExpr *Ref) {
+  const Expr *Cur = Ref;
+  for (const Expr *P = parentExpr(Cur, Ctx); P; P = parentExpr(Cur, Ctx)) {
+    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr>(P)) {
+      Cur = P;
+      continue;
+    }
+    if (const auto *AS = llvm::dyn_cast<ArraySubscriptExpr>(P))
+      return AS->getIdx() == Cur && isInvariant(AS->getBase());
+    if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(P))
+      return Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
+             Op->getArg(1) == Cur && isInvariant(Op->getArg(0));
+    return false;
+  }
+  return false;
+}
+
+bool LoopInvariance::declaredPerIteration(const VarDecl *VD) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Within = [&](const Stmt *S) {
+    SourceRange R = S ? S->getSourceRange() : SourceRange();
+    SourceLocation Where = VD->getLocation();
+    return R.isValid() && Where.isValid() && !SM.isBeforeInTranslationUnit(Where, R.getBegin()) &&
+           !SM.isBeforeInTranslationUnit(R.getEnd(), Where);
+  };
+  if (const auto *F = llvm::dyn_cast<ForStmt>(&Loop))
+    return Within(F->getBody());
+  if (const auto *R = llvm::dyn_cast<CXXForRangeStmt>(&Loop))
+    return Within(R->getBody()) || Within(R->getLoopVarStmt());
+  if (const auto *W = llvm::dyn_cast<WhileStmt>(&Loop))
+    return Within(W->getBody());
+  if (const auto *D = llvm::dyn_cast<DoStmt>(&Loop))
+    return Within(D->getBody());
+  return false;
+}
+
+bool LoopInvariance::runsOnTypicalIteration(const EnclosingLoop &L) {
+  for (size_t I = 0; I < L.Guards.size(); ++I) {
+    const Expr *G = L.Guards[I];
+    const Stmt *Branch = I < L.Branches.size() ? L.Branches[I] : nullptr;
+    if (Branch && leavesLoop(Branch))
+      return false;
+    if (!G || !(isInvariant(G) || isDataFilter(G)))
+      return false;
+  }
   return true;
 }
 

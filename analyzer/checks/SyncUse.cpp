@@ -166,6 +166,12 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
         return {UseKind::Output, ""};
       if (K == OO_Subscript && IsRHS)
         return {UseKind::Needed, ""}; // an index
+      if (Op->isAssignmentOp() && IsRHS && Places && isTensorType(Op->getArg(0)->getType()))
+        // Written into a tensor: host results only when that tensor is on
+        // the host; else the value goes back to the device.
+        return {Places->ofTensor(Op->getArg(0)) == Place::Host ? UseKind::Needed
+                                                                : UseKind::Dropped,
+                ""};
       if (Op->isAssignmentOp() && IsRHS) {
         const auto *Ref = llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
         const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;

@@ -73,6 +73,10 @@ struct Scalar {
   Scalar(double);
   Scalar(int);
   template <typename T> T to() const;
+  int toInt() const;
+  int64_t toLong() const;
+  float toFloat() const;
+  double toDouble() const;
 };
 } // namespace c10
 
@@ -90,6 +94,7 @@ public:
                 optional<MemoryFormat> memory_format = nullopt) const;
   int64_t numel() const;
   int64_t dim() const;
+  int64_t size(int64_t dim) const;
   size_t nbytes() const;
   Device device() const;
   TensorOptions options() const;
@@ -149,8 +154,11 @@ public:
   void record_stream(int stream) const;
   Tensor operator==(const Scalar &other) const;
   Tensor operator==(const Tensor &other) const;
+  Tensor operator>(const Scalar &other) const;
+  Tensor squeeze() const;
   Tensor &add_(const Tensor &other) const;
   Tensor operator+(const Tensor &other) const;
+  Tensor operator+(const Scalar &other) const;
   Tensor operator*(const Tensor &other) const;
   Tensor operator[](int64_t index) const;
   Tensor &operator=(const Scalar &v) &&;
@@ -223,6 +231,7 @@ namespace detail {
 struct TensorDataContainer {
   TensorDataContainer(double);
   TensorDataContainer(std::initializer_list<TensorDataContainer>);
+  template <typename T> TensorDataContainer(const std::vector<T> &);
 };
 } // namespace detail
 inline at::Tensor tensor(detail::TensorDataContainer data, const at::TensorOptions &options = {});
