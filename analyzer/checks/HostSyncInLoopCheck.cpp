@@ -1,4 +1,5 @@
 #include "HostSyncInLoopCheck.h"
+#include "SyncElements.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ASTUtils.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -94,108 +95,6 @@ private:
   TensorPlaces &Places;
 };
 
-/// \p E is a tensor copied to the host in its own chain: `x.cpu()`,
-/// `x.to(kCPU).data()`, `x.detach().cpu()`.
-bool copiedToHost(const Expr *E, const ASTContext &Ctx) {
-  for (int Depth = 0; E && Depth < 16; ++Depth) {
-    const auto *Call = llvm::dyn_cast<CXXMemberCallExpr>(ignoreConversions(E));
-    if (!Call || !Call->getMethodDecl() || !isTensorType(Call->getType()))
-      return false;
-    llvm::StringRef Name = Call->getMethodDecl()->getName();
-    if (Name == "cpu" || (Name == "to" && describeCopy(*Call, Ctx).Device == DeviceKind::CPU))
-      return true;
-    E = Call->getImplicitObjectArgument();
-  }
-  return false;
-}
-
-/// The tensor \p E picks elements of (`b` for `b[0][1]`), else \p E itself.
-const Expr *subscriptBase(const Expr *E) {
-  E = ignoreConversions(E);
-  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
-    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
-      break;
-    E = ignoreConversions(Op->getArg(0));
-  }
-  return E;
-}
-
-/// \p E picks part of a tensor: `t[i]`, `t.index({b, i})`, `t.select(0, i)`.
-/// Returns the tensor picked from and sets \p Varies when the pick changes
-/// in the loop; null otherwise.
-const Expr *pickedFrom(const Expr *E, LoopInvariance &Inv, bool &Varies) {
-  if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
-      return nullptr;
-    Varies |= !Inv.isInvariant(Op->getArg(1));
-    return ignoreConversions(Op->getArg(0));
-  }
-  const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
-  const Expr *Obj = MC ? MC->getImplicitObjectArgument() : nullptr;
-  if (!Obj || !isTensorType(Obj->getType()) || !MC->getMethodDecl()->getIdentifier() ||
-      !llvm::is_contained({"index", "select"}, MC->getMethodDecl()->getName()))
-    return nullptr;
-  for (const Expr *A : MC->arguments())
-    Varies |= !Inv.isInvariant(A);
-  return ignoreConversions(Obj);
-}
-
-/// \p E computes a tensor on the device from one operand (`torch::argmax(
-/// p[r])`, `b[i].sum()`, `x.flatten()`) with arguments that do not change in
-/// the loop: that operand, else null.
-const Expr *pureOperand(const Expr *E, LoopInvariance &Inv) {
-  const auto *Call = llvm::dyn_cast<CallExpr>(E);
-  if (!Call || !isTensorType(Call->getType()) || llvm::isa<CXXOperatorCallExpr>(Call))
-    return nullptr;
-  const Expr *Operand = nullptr;
-  llvm::ArrayRef<const Expr *> Rest;
-  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(Call)) {
-    Operand = MC->getImplicitObjectArgument();
-    Rest = llvm::ArrayRef(MC->getArgs(), MC->getNumArgs());
-    llvm::StringRef Name = MC->getMethodDecl()->getIdentifier() ? MC->getMethodDecl()->getName() : "";
-    if (Name == "index" || Name == "select" || Name == "cpu" || Name == "to")
-      return nullptr;
-  } else if (isTorchFunction(Call->getDirectCallee()) && Call->getNumArgs() > 0) {
-    Operand = Call->getArg(0);
-    Rest = llvm::ArrayRef(Call->getArgs() + 1, Call->getNumArgs() - 1);
-  }
-  if (!Operand || !isTensorType(Operand->getType()) ||
-      !llvm::all_of(Rest, [&](const Expr *A) { return Inv.isInvariant(A); }))
-    return nullptr;
-  return ignoreConversions(Operand);
-}
-
-/// The whole tensor when \p Recv is one element of a tensor that does not
-/// change in the loop, picked by an index that does (`out[i]`, `out[i][j]`,
-/// `out.index({0, i})`), or a value computed on the device from such an
-/// element alone (`torch::argmax(pred[r])`): the same work on the whole
-/// tensor, downloaded once, replaces one sync per element.
-const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
-  const Expr *E = ignoreConversions(Recv);
-  for (int Depth = 0; Depth < 8; ++Depth) {
-    const Expr *Operand = pureOperand(E, Inv);
-    if (!Operand)
-      break;
-    E = Operand;
-  }
-  bool Varies = false, Picked = false;
-  for (int Depth = 0; Depth < 8; ++Depth) {
-    const Expr *From = pickedFrom(E, Inv, Varies);
-    if (!From)
-      break;
-    E = From;
-    Picked = true;
-  }
-  if (!Picked || !Varies || !LoopInvariance::namesLocal(E) || !Inv.isInvariant(E))
-    return nullptr;
-  // A tensor copied to the host before the loop is read without a sync.
-  if (const auto *Ref = llvm::dyn_cast<DeclRefExpr>(E))
-    if (const auto *VD = llvm::dyn_cast<VarDecl>(Ref->getDecl());
-        VD && VD->getInit() && copiedToHost(VD->getInit(), VD->getASTContext()))
-      return nullptr;
-  return E;
-}
-
 } // namespace
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
@@ -261,31 +160,51 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // other syncs compute something new: nonzero(), equal(), ...).
   bool CopiesData = Method == "item" || Method == "cpu" || Method == "to" || Method == "<<";
   bool SameValue = false;
-  if (const Expr *First =
-          CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue) : nullptr) {
+  for (bool Later : {false, true}) {
+    const Expr *OtherRecv = nullptr;
+    const Expr *Other = CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue,
+                                                 Later, &OtherRecv)
+                                   : nullptr;
+    if (!Other)
+      continue;
+    // Described as the second read: the other one when it runs later.
+    std::string SecondWhat =
+        Later ? describeSync(Method, receiverName(OtherRecv, Ctx)) : What;
+    const Expr *First = Later ? Sync : Other, *Second = Later ? Other : Sync;
     unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
     if (SameValue)
-      diag(Sync->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
-                               "time; it was already read at line %1: keep that value and "
-                               "reuse it")
-          << What << Line;
+      diag(Second->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
+                                 "time; it was already read at line %1: keep that value and "
+                                 "reuse it")
+          << SecondWhat << Line;
     else
-      diag(Sync->getExprLoc(), "%0, waiting for the device again in this iteration; another "
-                               "element of '%1' was read at line %2: copy '%1' to the host "
-                               "once and read its elements there")
-          << What << receiverName(subscriptBase(Recv), Ctx) << Line;
+      diag(Second->getExprLoc(), "%0, waiting for the device again in this iteration; another "
+                                 "element of '%1' was read at line %2: copy '%1' to the host "
+                                 "once and read its elements there")
+          << SecondWhat << receiverName(subscriptBase(Recv), Ctx) << Line;
     diag(First->getExprLoc(), "first read here", DiagnosticIDs::Note);
-    return;
+    if (!Later)
+      return;
+    break; // this read is the first: it is judged on its own below
   }
   if (CopiesData)
     Reads[L->Loop].push_back({Sync, Recv});
 
-  // One element of a tensor that does not change in the loop, per iteration.
-  if (const Expr *Whole = elementOfInvariant(Recv, Inv)) {
-    diag(Sync->getExprLoc(),
-         "%0 and waits for the device on every iteration of this loop, one element at a "
-         "time; copy '%1' to the host once before the loop and read its elements there")
-        << What << receiverName(Whole, Ctx);
+  // One element per iteration of a tensor that does not change in the loop,
+  // or a value computed afresh from one.
+  bool WholeInvariant = false;
+  if (const Expr *Whole = elementOfInvariant(Recv, Inv, WholeInvariant)) {
+    if (WholeInvariant)
+      diag(Sync->getExprLoc(),
+           "%0 and waits for the device on every iteration of this loop, although '%1' does "
+           "not change in it; compute it once before the loop (all the samples in one call) "
+           "and read the result there")
+          << What << receiverName(Whole, Ctx);
+    else
+      diag(Sync->getExprLoc(),
+           "%0 and waits for the device on every iteration of this loop, one element at a "
+           "time; copy '%1' to the host once before the loop and read its elements there")
+          << What << receiverName(Whole, Ctx);
     return;
   }
 
@@ -351,7 +270,8 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
 
 const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
                                              const Expr &Recv, LoopInvariance &Inv,
-                                             ASTContext &Ctx, bool &SameValue) {
+                                             ASTContext &Ctx, bool &SameValue,
+                                             bool Later, const Expr **OtherRecv) {
   auto It = Reads.find(&Loop);
   if (It == Reads.end())
     return nullptr;
@@ -369,19 +289,25 @@ const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
     // copies where one would do.
     bool SameTensor = !SameValue && Base != Value &&
                       utils::areStatementsIdentical(subscriptBase(FirstRecv), Base, Ctx);
-    if (!(SameValue || SameTensor) || !Flow->inSequence(First, &Sync))
+    // The two reads in the order they run (the matcher may meet them in the
+    // other order: `std::cout << a[0].item() << a[1].item()`).
+    const Stmt *A = Later ? static_cast<const Stmt *>(&Sync) : First;
+    const Stmt *B = Later ? First : static_cast<const Stmt *>(&Sync);
+    if (!(SameValue || SameTensor) || !Flow->inSequence(A, B))
       continue;
     bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
       const auto *VD = llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
       if (!VD)
         return false;
       return llvm::any_of(Inv.refsTo(VD), [&](const DeclRefExpr *Ref) {
-        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, First) &&
-               !Flow->inSequence(&Sync, Ref);
+        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, A) && !Flow->inSequence(B, Ref);
       });
     });
-    if (!Changed)
+    if (!Changed) {
+      if (OtherRecv)
+        *OtherRecv = FirstRecv;
       return First;
+    }
   }
   return nullptr;
 }
@@ -421,9 +347,18 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, const Expr *Recv,
   if (Places.programOnHost())
     return false; // fixed to the CPU: nothing to wait for
   // Where the tensor read is known to live decides.
-  if (Recv)
+  if (Recv) {
     if (Place P = Places.ofTensor(Recv); P != Place::Unknown)
       return P == Place::Accelerator;
+    // A parameter that every caller in this file passes on the host.
+    if (const ParmVarDecl *Param = rootParameter(Recv)) {
+      auto [It, New] = ParamPlaces.try_emplace(Param, Place::Unknown);
+      if (New)
+        It->second = callersPlace(Param, Ctx, Places);
+      if (It->second == Place::Host)
+        return false;
+    }
+  }
   // Unknown (a parameter, a function's result): a device is in play when the
   // file works with one, in this function or elsewhere. Code that moves its
   // data to a device chosen at run time hands the tensors of its helpers
@@ -458,6 +393,7 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Calls.clear();
   Functions.clear();
   FileUsesDevice.reset();
+  ParamPlaces.clear();
 }
 
 } // namespace clang::tidy::devcopy

@@ -41,9 +41,11 @@ private:
 
   /// An earlier read of the same value (\p SameValue) or of another element
   /// of the same tensor in the same iteration of \p Loop, with nothing it
-  /// reads changed in between (utils::ExprSequence).
+  /// reads changed in between (utils::ExprSequence); with \p Later, a read
+  /// already met that runs after \p Sync.
   const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
-                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue);
+                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue,
+                          bool Later = false, const Expr **OtherRecv = nullptr);
 
   /// A call of a user function in a loop whose body syncs on every call.
   void checkCall(const CallExpr &Call, ASTContext &Ctx);
@@ -56,6 +58,7 @@ private:
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;
   std::optional<bool> FileUsesDevice;
+  llvm::DenseMap<const ParmVarDecl *, Place> ParamPlaces; ///< callersPlace, cached
 };
 
 } // namespace clang::tidy::devcopy
