@@ -224,6 +224,8 @@ inline at::Tensor randn_like(const at::Tensor &self, const at::TensorOptions &op
                              c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor one_hot(const at::Tensor &self, int64_t num_classes = -1);
 inline at::Tensor relu(const at::Tensor &self);
+inline at::Tensor argmax(const at::Tensor &self);
+inline at::Tensor multinomial(const at::Tensor &self, int64_t num_samples);
 inline at::Tensor &relu_(at::Tensor &self);
 inline at::Tensor from_blob(void *data, at::IntArrayRef sizes,
                             const at::TensorOptions &options = at::TensorOptions());
