@@ -114,6 +114,13 @@ void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
                                          hasArgument(1, matchers::tensorExpr()))
                          .bind("print"),
                      this);
+  // `host[i][k] = dev[i][j]`: a tensor written into elements of another
+  // (Tensor::operator= on a view copies; on a variable it rebinds).
+  Finder->addMatcher(cxxOperatorCallExpr(Main, hasOverloadedOperatorName("="),
+                                         hasArgument(0, matchers::tensorExpr()),
+                                         hasArgument(1, matchers::tensorExpr()))
+                         .bind("assign"),
+                     this);
 }
 
 void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
@@ -145,6 +152,15 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Method = "<<";
     Sync = Print;
     Recv = Print->getArg(1);
+  } else if (const auto *Assign = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign")) {
+    // Only a copy from the device into a host tensor's elements syncs.
+    if (Assign->getArg(0)->isLValue() ||
+        places(Ctx).ofTensor(Assign->getArg(0)) != Place::Host ||
+        places(Ctx).ofTensor(Assign->getArg(1)) == Place::Host)
+      return;
+    Method = "=";
+    Sync = Assign;
+    Recv = Assign->getArg(1);
   }
   if (!Sync)
     return;
@@ -158,7 +174,8 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
 
   // The same data copied to the host a second time in one iteration (the
   // other syncs compute something new: nonzero(), equal(), ...).
-  bool CopiesData = Method == "item" || Method == "cpu" || Method == "to" || Method == "<<";
+  bool CopiesData =
+      Method == "item" || Method == "cpu" || Method == "to" || Method == "<<" || Method == "=";
   bool SameValue = false;
   for (bool Later : {false, true}) {
     const Expr *OtherRecv = nullptr;
@@ -212,6 +229,9 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // Printing is output itself; other reads are followed to their use (for
   // nonzero() and masked_select(), the use of their result: its size read
   // on the host to drive the loop is the price of the algorithm).
+  // A copy into a host tensor builds host results.
+  if (Method == "=")
+    return;
   ValueUse Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
   // The host needs the value on every iteration: the read is the price.
   if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))

@@ -76,7 +76,11 @@ const Expr *pureOperand(const Expr *E, LoopInvariance &Inv) {
     Operand = MC->getImplicitObjectArgument();
     Rest = llvm::ArrayRef(MC->getArgs(), MC->getNumArgs());
     llvm::StringRef Name = MC->getMethodDecl()->getIdentifier() ? MC->getMethodDecl()->getName() : "";
-    if (Name == "index" || Name == "select" || Name == "cpu" || Name == "to")
+    // A cast stays where it is (`gis[i].to(torch::kLong)`); a move does not.
+    if (Name == "index" || Name == "select" || Name == "cpu" ||
+        (Name == "to" && (describeCopy(*MC, MC->getMethodDecl()->getASTContext()).Device !=
+                              DeviceKind::None ||
+                          describeCopy(*MC, MC->getMethodDecl()->getASTContext()).LikeOther)))
       return nullptr;
   } else if (isTorchFunction(Call->getDirectCallee()) && Call->getNumArgs() > 0) {
     Operand = Call->getArg(0);

@@ -162,6 +162,7 @@ public:
   Tensor operator*(const Tensor &other) const;
   Tensor operator[](int64_t index) const;
   Tensor &operator=(const Scalar &v) &&;
+  Tensor &operator=(const Tensor &v) &&; // copies into the view
   void backward() const;
   // Reads that wait for the device (host syncs).
   bool is_nonzero() const;
