@@ -419,10 +419,32 @@ bool LoopInvariance::runsOnTypicalIteration(const EnclosingLoop &L) {
     const Stmt *Branch = I < L.Branches.size() ? L.Branches[I] : nullptr;
     if (Branch && leavesLoop(Branch))
       return false;
-    if (!G || !(isInvariant(G) || isDataFilter(G)))
+    if (!G || !(isInvariant(G) || isDataFilter(G) || takesCommonSide(G, Branch)))
       return false;
   }
   return true;
+}
+
+bool LoopInvariance::takesCommonSide(const Expr *G, const Stmt *Branch) {
+  // An equality holds on few iterations (`step % N == 0`, `i == 0`,
+  // `out.size(0) == 0`): its else branch, or the then branch of the
+  // inequality, runs on the others.
+  if (!Branch)
+    return false;
+  auto Parents = Ctx.getParents(*Branch);
+  const auto *If = Parents.empty() ? nullptr : Parents[0].get<IfStmt>();
+  if (!If || If->getCond() != G)
+    return false;
+  bool Else = If->getElse() == Branch;
+  G = G->IgnoreParenImpCasts();
+  BinaryOperatorKind Op = BO_Comma;
+  if (const auto *BO = llvm::dyn_cast<BinaryOperator>(G))
+    Op = BO->getOpcode();
+  else if (const auto *CO = llvm::dyn_cast<CXXOperatorCallExpr>(G))
+    Op = CO->getOperator() == OO_EqualEqual ? BO_EQ
+         : CO->getOperator() == OO_ExclaimEqual ? BO_NE
+                                                 : BO_Comma;
+  return (Op == BO_EQ && Else) || (Op == BO_NE && !Else);
 }
 
 LoopInvariance &LoopInvarianceCache::get(const Stmt &Loop, ASTContext &Ctx) {

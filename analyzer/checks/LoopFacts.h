@@ -66,6 +66,8 @@ public:
   /// iteration to the next (a counter, a flag, `order` in greedy NMS) or a
   /// field, calls a function on no data of this iteration, or its branch
   /// leaves the loop (break, return, throw, goto: it runs at most once).
+  /// The else of an equality test (`if (i % N == 0) ... else ...`) and the
+  /// then of an inequality are taken on a typical iteration.
   bool runsOnTypicalIteration(const EnclosingLoop &L);
   /// \p VD is modified inside the loop (see isInvariant(VarDecl)).
   bool isMutatedInLoop(const VarDecl *VD);
@@ -80,6 +82,9 @@ private:
   /// \p G tests only data of this iteration (and invariants); see
   /// runsOnTypicalIteration.
   bool isDataFilter(const Expr *G);
+  /// \p Branch is the side of `if (G)` taken on most iterations when \p G
+  /// is an equality (its else) or an inequality (its then).
+  bool takesCommonSide(const Expr *G, const Stmt *Branch);
   bool testsIterationData(const Expr *E, unsigned Depth, bool &NamesData);
   /// \p VD is declared in the loop's body (or is a range-for's element):
   /// a new variable on every iteration.
