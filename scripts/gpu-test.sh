@@ -6,6 +6,9 @@
 # (probe.distributed_cuda; needs Gloo's headers in the LibTorch found), the
 # CPU multi-process tests and benchmark, and the one-process multi-GPU tests
 # (probe.multi_gpu_cuda: they skip, saying so, with fewer than two GPUs).
+# Then the Python package against the same torch: its pytest suite (ctest
+# python.pytest), python/seeds/smoke.py and run_seeds.py (the three seeds in
+# Python, asserted), and bench/python_inspect.py.
 #
 #   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
 #
@@ -49,9 +52,16 @@ ctest --test-dir "$build" -L cuda -R "$only" --output-on-failure || status=1
 
 echo "== the seeds in Python (python/seeds/run_seeds.py) =="
 if [ -d "$build/python/devcopy" ]; then
-  PYTHONPATH="$PWD/$build/python" "$py" python/seeds/run_seeds.py || status=1
+  # smoke.py first: the calls that once crashed the extension, each named.
+  PYTHONPATH="$PWD/$build/python" "$py" -X faulthandler python/seeds/smoke.py || status=1
+  PYTHONPATH="$PWD/$build/python" "$py" -X faulthandler python/seeds/run_seeds.py || status=1
 else
   echo "gpu-test: the Python package was not built (see devcopy: lines above)"; status=1
+fi
+
+echo "== two GPUs, two NCCL ranks (python/gpu/nccl_ranks.py; skips on one GPU) =="
+if [ -d "$build/python/devcopy" ]; then
+  PYTHONPATH="$PWD/$build/python" "$py" python/gpu/nccl_ranks.py || status=1
 fi
 
 echo "== benchmarks =="
@@ -60,5 +70,8 @@ for b in "$build"/bench/*; do
   [[ "$(basename "$b")" =~ $only ]] || continue
   "$b" || status=1
 done
+if [ -d "$build/python/devcopy" ] && [[ python_inspect =~ $only ]]; then
+  PYTHONPATH="$PWD/$build/python" "$py" bench/python_inspect.py || status=1
+fi
 echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"
 exit $status

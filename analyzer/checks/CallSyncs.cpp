@@ -58,6 +58,8 @@ bool isLibraryNamespace(const DeclContext *DC) {
 std::string describeSync(llvm::StringRef Method, const std::string &Name) {
   if (Method == "<<")
     return "printing '" + Name + "' copies it to the host";
+  if (Method == "=")
+    return "writing '" + Name + "' into a host tensor copies it to the host";
   if (Method == "nonzero" || Method == "masked_select")
     return "'" + Name + "." + Method.str() + "()' sizes its result on the host";
   if (Method == "cpu" || Method == "to")

@@ -2,6 +2,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace clang::tidy::devcopy {
@@ -31,6 +32,7 @@ FunctionFlow::FunctionFlow(const FunctionBody &F, ASTContext &Ctx) {
   Options.AddTemporaryDtors = true;
   Options.PruneTriviallyFalseEdges = true;
   TheCFG = CFG::buildCFG(F.Fn, const_cast<Stmt *>(F.Body), &Ctx, Options);
+  this->Ctx = &Ctx;
   if (TheCFG)
     Sequence = std::make_unique<utils::ExprSequence>(TheCFG.get(), F.Body, &Ctx);
 }
@@ -61,7 +63,41 @@ bool FunctionFlow::loopRepeats(const Stmt &Loop) {
 }
 
 bool FunctionFlow::inSequence(const Stmt *Before, const Stmt *After) const {
-  return Sequence && Sequence->inSequence(Before, After);
+  if (!Sequence)
+    return false;
+  return Sequence->inSequence(Before, After) || shiftSequenced(Before, After);
+}
+
+bool FunctionFlow::shiftSequenced(const Stmt *Before, const Stmt *After) const {
+  // Since C++17 the left operand of << and >> is sequenced before the right
+  // (`std::cout << a.item() << b.item()`); ExprSequence does not know it.
+  if (!Ctx || !Ctx->getLangOpts().CPlusPlus17)
+    return false;
+  llvm::SmallPtrSet<const Stmt *, 16> Above;
+  DynTypedNode Cur = DynTypedNode::create(*Before);
+  for (int Depth = 0; Depth < 64; ++Depth) {
+    auto Parents = Ctx->getParents(Cur);
+    if (Parents.empty() || !Parents[0].get<Expr>())
+      break;
+    Cur = Parents[0];
+    Above.insert(Cur.get<Stmt>());
+  }
+  const Stmt *Child = After;
+  Cur = DynTypedNode::create(*After);
+  for (int Depth = 0; Depth < 64; ++Depth) {
+    auto Parents = Ctx->getParents(Cur);
+    if (Parents.empty() || !Parents[0].get<Expr>())
+      return false;
+    Cur = Parents[0];
+    const auto *Op = Cur.get<CXXOperatorCallExpr>();
+    if (Op && Above.count(Op))
+      return (Op->getOperator() == OO_LessLess || Op->getOperator() == OO_GreaterGreater) &&
+             Op->getNumArgs() == 2 && Op->getArg(1) == Child;
+    if (Above.count(Cur.get<Stmt>()))
+      return false;
+    Child = Cur.get<Stmt>();
+  }
+  return false;
 }
 
 FunctionFlow *FunctionFlowCache::around(const Stmt &S, ASTContext &Ctx) {

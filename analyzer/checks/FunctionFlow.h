@@ -34,6 +34,8 @@ public:
   const CFG *cfg() const { return TheCFG.get(); }
 
 private:
+  bool shiftSequenced(const Stmt *Before, const Stmt *After) const;
+  ASTContext *Ctx = nullptr;
   std::unique_ptr<CFG> TheCFG;
   std::unique_ptr<utils::ExprSequence> Sequence;
   llvm::DenseMap<const Stmt *, bool> Repeats;

@@ -1,4 +1,5 @@
 #include "HostSyncInLoopCheck.h"
+#include "SyncElements.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ASTUtils.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -35,15 +36,13 @@ bool isCudaNamespaceFunction(const FunctionDecl *FD) {
   return false;
 }
 
-bool isDeviceValueType(QualType T) {
-  const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && RD->getIdentifier() &&
-         (RD->getName() == "Device" || RD->getName() == "TensorOptions");
-}
+/// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
+bool isDeviceValueType(QualType T) { return isDeviceType(T) || isTensorOptionsType(T); }
 
 /// Collects the facts of HostSyncInLoopCheck::DeviceUse from one declaration.
 class DeviceUseVisitor : public RecursiveASTVisitor<DeviceUseVisitor> {
 public:
+  explicit DeviceUseVisitor(TensorPlaces &Places) : Places(Places) {}
   bool NamesAccelerator = false;
   bool UsesDevice = false;
 
@@ -53,13 +52,18 @@ public:
         (llvm::isa<EnumConstantDecl>(D) ||
          (llvm::isa<VarDecl>(D) && !llvm::cast<VarDecl>(D)->hasLocalStorage())))
       NamesAccelerator = true;
-    if (isDeviceValueType(E->getType()))
-      UsesDevice = true;
+    noteDeviceValue(E);
     return !NamesAccelerator;
   }
   bool VisitMemberExpr(MemberExpr *E) {
-    if (isDeviceValueType(E->getType()))
-      UsesDevice = true;
+    noteDeviceValue(E);
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    // torch::Device(name): a device made here (a copy of a variable is seen
+    // at the variable).
+    if (isDeviceType(E->getType()) && !E->getConstructor()->isCopyOrMoveConstructor())
+      noteDeviceValue(E);
     return true;
   }
   bool VisitStringLiteral(StringLiteral *S) {
@@ -78,55 +82,18 @@ public:
       UsesDevice |= llvm::isa<CXXMemberCallExpr>(E) && isDeviceValueType(E->getType());
     return !NamesAccelerator;
   }
+
+private:
+  /// A Device, or TensorOptions that carry one (not `TensorOptions().dtype(
+  /// kInt64)` alone), whose place is not the host.
+  void noteDeviceValue(const Expr *E) {
+    if (UsesDevice || !isDeviceValueType(E->getType()))
+      return;
+    std::optional<Place> P = Places.deviceNamedBy(E);
+    UsesDevice = P && *P != Place::Host;
+  }
+  TensorPlaces &Places;
 };
-
-/// \p E is a tensor copied to the host in its own chain: `x.cpu()`,
-/// `x.to(kCPU).data()`, `x.detach().cpu()`.
-bool copiedToHost(const Expr *E, const ASTContext &Ctx) {
-  for (int Depth = 0; E && Depth < 16; ++Depth) {
-    const auto *Call = llvm::dyn_cast<CXXMemberCallExpr>(ignoreConversions(E));
-    if (!Call || !Call->getMethodDecl() || !isTensorType(Call->getType()))
-      return false;
-    llvm::StringRef Name = Call->getMethodDecl()->getName();
-    if (Name == "cpu" || (Name == "to" && describeCopy(*Call, Ctx).Device == DeviceKind::CPU))
-      return true;
-    E = Call->getImplicitObjectArgument();
-  }
-  return false;
-}
-
-/// The tensor \p E picks elements of (`b` for `b[0][1]`), else \p E itself.
-const Expr *subscriptBase(const Expr *E) {
-  E = ignoreConversions(E);
-  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
-    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
-      break;
-    E = ignoreConversions(Op->getArg(0));
-  }
-  return E;
-}
-
-/// The whole tensor when \p Recv is one element of a tensor that does not
-/// change in the loop, picked by an index that does (`out[i]`, `out[i][j]`).
-const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv) {
-  const Expr *E = ignoreConversions(Recv);
-  bool IndexChanges = false;
-  while (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
-    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
-      break;
-    IndexChanges |= !Inv.isInvariant(Op->getArg(1));
-    E = ignoreConversions(Op->getArg(0));
-  }
-  if (E == ignoreConversions(Recv) || !IndexChanges || !LoopInvariance::namesLocal(E) ||
-      !Inv.isInvariant(E))
-    return nullptr;
-  // A tensor copied to the host before the loop is read without a sync.
-  if (const auto *Ref = llvm::dyn_cast<DeclRefExpr>(E))
-    if (const auto *VD = llvm::dyn_cast<VarDecl>(Ref->getDecl());
-        VD && VD->getInit() && copiedToHost(VD->getInit(), VD->getASTContext()))
-      return nullptr;
-  return E;
-}
 
 } // namespace
 
@@ -146,6 +113,13 @@ void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   Finder->addMatcher(cxxOperatorCallExpr(Main, hasOverloadedOperatorName("<<"),
                                          hasArgument(1, matchers::tensorExpr()))
                          .bind("print"),
+                     this);
+  // `host[i][k] = dev[i][j]`: a tensor written into elements of another
+  // (Tensor::operator= on a view copies; on a variable it rebinds).
+  Finder->addMatcher(cxxOperatorCallExpr(Main, hasOverloadedOperatorName("="),
+                                         hasArgument(0, matchers::tensorExpr()),
+                                         hasArgument(1, matchers::tensorExpr()))
+                         .bind("assign"),
                      this);
 }
 
@@ -178,6 +152,15 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Method = "<<";
     Sync = Print;
     Recv = Print->getArg(1);
+  } else if (const auto *Assign = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign")) {
+    // Only a copy from the device into a host tensor's elements syncs.
+    if (Assign->getArg(0)->isLValue() ||
+        places(Ctx).ofTensor(Assign->getArg(0)) != Place::Host ||
+        places(Ctx).ofTensor(Assign->getArg(1)) == Place::Host)
+      return;
+    Method = "=";
+    Sync = Assign;
+    Recv = Assign->getArg(1);
   }
   if (!Sync)
     return;
@@ -185,51 +168,76 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+  if (!Inv.runsOnTypicalIteration(*L) || !acceleratorInPlay(*L->Loop, Recv, Ctx))
     return;
   std::string What = describeSync(Method, receiverName(Recv, Ctx));
 
   // The same data copied to the host a second time in one iteration (the
   // other syncs compute something new: nonzero(), equal(), ...).
-  bool CopiesData = Method == "item" || Method == "cpu" || Method == "to" || Method == "<<";
+  bool CopiesData =
+      Method == "item" || Method == "cpu" || Method == "to" || Method == "<<" || Method == "=";
   bool SameValue = false;
-  if (const Expr *First =
-          CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue) : nullptr) {
+  for (bool Later : {false, true}) {
+    const Expr *OtherRecv = nullptr;
+    const Expr *Other = CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue,
+                                                 Later, &OtherRecv)
+                                   : nullptr;
+    if (!Other)
+      continue;
+    // Described as the second read: the other one when it runs later.
+    std::string SecondWhat =
+        Later ? describeSync(Method, receiverName(OtherRecv, Ctx)) : What;
+    const Expr *First = Later ? Sync : Other, *Second = Later ? Other : Sync;
     unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
     if (SameValue)
-      diag(Sync->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
-                               "time; it was already read at line %1: keep that value and "
-                               "reuse it")
-          << What << Line;
+      diag(Second->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
+                                 "time; it was already read at line %1: keep that value and "
+                                 "reuse it")
+          << SecondWhat << Line;
     else
-      diag(Sync->getExprLoc(), "%0, waiting for the device again in this iteration; another "
-                               "element of '%1' was read at line %2: copy '%1' to the host "
-                               "once and read its elements there")
-          << What << receiverName(subscriptBase(Recv), Ctx) << Line;
+      diag(Second->getExprLoc(), "%0, waiting for the device again in this iteration; another "
+                                 "element of '%1' was read at line %2: copy '%1' to the host "
+                                 "once and read its elements there")
+          << SecondWhat << receiverName(subscriptBase(Recv), Ctx) << Line;
     diag(First->getExprLoc(), "first read here", DiagnosticIDs::Note);
-    return;
+    noteLoop(*L->Loop);
+    if (!Later)
+      return;
+    break; // this read is the first: it is judged on its own below
   }
   if (CopiesData)
     Reads[L->Loop].push_back({Sync, Recv});
 
-  // One element of a tensor that does not change in the loop, per iteration.
-  if (const Expr *Whole = elementOfInvariant(Recv, Inv)) {
-    diag(Sync->getExprLoc(),
-         "%0 and waits for the device on every iteration of this loop, one element at a "
-         "time; copy '%1' to the host once before the loop and read its elements there")
-        << What << receiverName(Whole, Ctx);
+  // One element per iteration of a tensor that does not change in the loop,
+  // or a value computed afresh from one.
+  bool WholeInvariant = false;
+  if (const Expr *Whole = elementOfInvariant(Recv, Inv, WholeInvariant)) {
+    if (WholeInvariant)
+      diag(Sync->getExprLoc(),
+           "%0 and waits for the device on every iteration of this loop, although '%1' does "
+           "not change in it; compute it once before the loop (all the samples in one call) "
+           "and read the result there")
+          << What << receiverName(Whole, Ctx);
+    else
+      diag(Sync->getExprLoc(),
+           "%0 and waits for the device on every iteration of this loop, one element at a "
+           "time; copy '%1' to the host once before the loop and read its elements there")
+          << What << receiverName(Whole, Ctx);
+    noteLoop(*L->Loop);
     return;
   }
 
-  ValueUse Use{UseKind::Dropped, ""};
-  if (Method != "nonzero" && Method != "masked_select") {
-    SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
-    // Printing is output itself; other reads are followed to their use.
-    Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
-    // The host needs the value on every iteration: the read is the price.
-    if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
-      return;
-  }
+  SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
+  // Printing is output itself; other reads are followed to their use (for
+  // nonzero() and masked_select(), the use of their result: its size read
+  // on the host to drive the loop is the price of the algorithm).
+  // A copy into a host tensor builds host results.
+  if (Method == "=")
+    return;
+  ValueUse Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
+  // The host needs the value on every iteration: the read is the price.
+  if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
+    return;
   if (Use.Kind == UseKind::Accumulated)
     diag(Sync->getExprLoc(),
          "%0 and waits for the device on every iteration of this loop, only to add it to "
@@ -247,12 +255,13 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
          "queue each time; accumulate on the device and read once after the loop, or every "
          "N steps")
         << What;
+  noteLoop(*L->Loop);
 }
 
 SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx) {
   std::unique_ptr<SyncUses> &U = Uses[&Loop];
   if (!U)
-    U = std::make_unique<SyncUses>(Loop, Inv, Ctx);
+    U = std::make_unique<SyncUses>(Loop, Inv, Ctx, &places(Ctx));
   return *U;
 }
 
@@ -264,7 +273,7 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsEveryIteration(*L) || !acceleratorInPlay(*L->Loop, Ctx))
+  if (!Inv.runsOnTypicalIteration(*L) || !acceleratorInPlay(*L->Loop, nullptr, Ctx))
     return;
   std::optional<CallSync> S = Calls.of(FD, Ctx);
   if (!S)
@@ -280,11 +289,18 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
                           "or keep the value on the device and read it once after the loop")
       << FD->getNameAsString() << S->What;
   diag(S->Sync->getExprLoc(), "the read is here", DiagnosticIDs::Note);
+  noteLoop(*L->Loop);
+}
+
+void HostSyncInLoopCheck::noteLoop(const Stmt &Loop) {
+  // SARIF's relatedLocations and editors show where the loop is.
+  diag(Loop.getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
 }
 
 const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
                                              const Expr &Recv, LoopInvariance &Inv,
-                                             ASTContext &Ctx, bool &SameValue) {
+                                             ASTContext &Ctx, bool &SameValue,
+                                             bool Later, const Expr **OtherRecv) {
   auto It = Reads.find(&Loop);
   if (It == Reads.end())
     return nullptr;
@@ -302,19 +318,25 @@ const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
     // copies where one would do.
     bool SameTensor = !SameValue && Base != Value &&
                       utils::areStatementsIdentical(subscriptBase(FirstRecv), Base, Ctx);
-    if (!(SameValue || SameTensor) || !Flow->inSequence(First, &Sync))
+    // The two reads in the order they run (the matcher may meet them in the
+    // other order: `std::cout << a[0].item() << a[1].item()`).
+    const Stmt *A = Later ? static_cast<const Stmt *>(&Sync) : First;
+    const Stmt *B = Later ? First : static_cast<const Stmt *>(&Sync);
+    if (!(SameValue || SameTensor) || !Flow->inSequence(A, B))
       continue;
     bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
       const auto *VD = llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
       if (!VD)
         return false;
       return llvm::any_of(Inv.refsTo(VD), [&](const DeclRefExpr *Ref) {
-        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, First) &&
-               !Flow->inSequence(&Sync, Ref);
+        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, A) && !Flow->inSequence(B, Ref);
       });
     });
-    if (!Changed)
+    if (!Changed) {
+      if (OtherRecv)
+        *OtherRecv = FirstRecv;
       return First;
+    }
   }
   return nullptr;
 }
@@ -323,34 +345,55 @@ HostSyncInLoopCheck::DeviceUse HostSyncInLoopCheck::functionDeviceUse(const Decl
   auto It = Functions.find(Fn);
   if (It != Functions.end())
     return It->second;
-  DeviceUseVisitor V;
+  DeviceUseVisitor V(places(Fn->getASTContext()));
   V.TraverseDecl(const_cast<Decl *>(Fn));
   DeviceUse U{V.NamesAccelerator, V.UsesDevice};
   Functions[Fn] = U;
   return U;
 }
 
-bool HostSyncInLoopCheck::fileNamesAccelerator(ASTContext &Ctx) {
-  if (FileHasAccelerator)
-    return *FileHasAccelerator;
+bool HostSyncInLoopCheck::fileUsesDevice(ASTContext &Ctx) {
+  if (FileUsesDevice)
+    return *FileUsesDevice;
   const SourceManager &SM = Ctx.getSourceManager();
-  DeviceUseVisitor V;
+  DeviceUseVisitor V(places(Ctx));
   // Only the main file's own declarations: the LibTorch headers name CUDA
   // everywhere.
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
     V.TraverseDecl(D);
-    if (V.NamesAccelerator)
+    if (V.NamesAccelerator || V.UsesDevice)
       break;
   }
-  FileHasAccelerator = V.NamesAccelerator;
-  return V.NamesAccelerator;
+  FileUsesDevice = V.NamesAccelerator || V.UsesDevice;
+  return *FileUsesDevice;
 }
 
-bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
-  if (places(Ctx).programOnHost())
+bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, const Expr *Recv,
+                                            ASTContext &Ctx) {
+  TensorPlaces &Places = places(Ctx);
+  if (Places.programOnHost())
     return false; // fixed to the CPU: nothing to wait for
+  // Where the tensor read is known to live decides.
+  if (Recv) {
+    if (Place P = Places.ofTensor(Recv); P != Place::Unknown)
+      return P == Place::Accelerator;
+    // A parameter that every caller in this file passes on the host.
+    if (const ParmVarDecl *Param = rootParameter(Recv)) {
+      auto [It, New] = ParamPlaces.try_emplace(Param, Place::Unknown);
+      if (New)
+        It->second = callersPlace(Param, Ctx, Places);
+      if (It->second == Place::Host)
+        return false;
+    }
+  }
+  // Unknown (a parameter, a function's result): a device is in play when the
+  // file works with one, in this function or elsewhere. Code that moves its
+  // data to a device chosen at run time hands the tensors of its helpers
+  // that device too.
+  if (fileUsesDevice(Ctx))
+    return true;
   // The outermost function around the loop (a lambda belongs to its caller).
   const Decl *Fn = nullptr;
   DynTypedNode Cur = DynTypedNode::create(Loop);
@@ -365,7 +408,7 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx) {
     }
   }
   if (!Fn)
-    return fileNamesAccelerator(Ctx);
+    return false;
   // A device that arrives from outside (a parameter, a member) is chosen by
   // the caller: real code passes the GPU in, so it counts as one.
   DeviceUse U = functionDeviceUse(Fn);
@@ -378,7 +421,8 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Uses.clear();
   Calls.clear();
   Functions.clear();
-  FileHasAccelerator.reset();
+  FileUsesDevice.reset();
+  ParamPlaces.clear();
 }
 
 } // namespace clang::tidy::devcopy

@@ -32,14 +32,23 @@ private:
     bool UsesDevice = false;       ///< a Device / TensorOptions value, x.device()
   };
   DeviceUse functionDeviceUse(const Decl *Fn);
-  bool fileNamesAccelerator(ASTContext &Ctx);
-  bool acceleratorInPlay(const Stmt &Loop, ASTContext &Ctx);
+  /// The main file names an accelerator or works with a device value.
+  bool fileUsesDevice(ASTContext &Ctx);
+  /// A sync in \p Loop reading \p Recv (null: through a call) waits for an
+  /// accelerator: where \p Recv lives when known, else whether the function
+  /// or the file works with a device.
+  bool acceleratorInPlay(const Stmt &Loop, const Expr *Recv, ASTContext &Ctx);
 
   /// An earlier read of the same value (\p SameValue) or of another element
   /// of the same tensor in the same iteration of \p Loop, with nothing it
-  /// reads changed in between (utils::ExprSequence).
+  /// reads changed in between (utils::ExprSequence); with \p Later, a read
+  /// already met that runs after \p Sync.
   const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
-                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue);
+                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue,
+                          bool Later = false, const Expr **OtherRecv = nullptr);
+
+  /// The note naming the loop a warning is about, as devcopy-copy-in-loop's.
+  void noteLoop(const Stmt &Loop);
 
   /// A call of a user function in a loop whose body syncs on every call.
   void checkCall(const CallExpr &Call, ASTContext &Ctx);
@@ -51,7 +60,8 @@ private:
   llvm::DenseMap<const Stmt *, llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>> Reads;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;
-  std::optional<bool> FileHasAccelerator;
+  std::optional<bool> FileUsesDevice;
+  llvm::DenseMap<const ParmVarDecl *, Place> ParamPlaces; ///< callersPlace, cached
 };
 
 } // namespace clang::tidy::devcopy

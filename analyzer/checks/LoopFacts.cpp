@@ -45,7 +45,7 @@ bool isPureValueType(QualType T) {
 
 /// \p Ref, or a view of it (x[i], x.narrow(...), x.index(...): tensors sharing
 /// its storage), is changed by an in-place method or an assignment to the view.
-bool changedInPlace(const DeclRefExpr *Ref, ASTContext &Ctx) {
+bool changedInPlace(const Expr *Ref, ASTContext &Ctx) {
   const Expr *Cur = Ref;
   for (int Depth = 0; Cur && Depth < 16; ++Depth) {
     const Expr *P = parentExpr(Cur, Ctx);
@@ -128,19 +128,28 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
         return Result;
       }
     } else if (const auto *If = llvm::dyn_cast<IfStmt>(P)) {
-      if (C && (C == If->getThen() || C == If->getElse()))
+      if (C && (C == If->getThen() || C == If->getElse())) {
         Result.Guards.push_back(If->getCond());
+        Result.Branches.push_back(C);
+      }
     } else if (const auto *Sw = llvm::dyn_cast<SwitchStmt>(P)) {
-      if (C && C == Sw->getBody())
+      if (C && C == Sw->getBody()) {
         Result.Guards.push_back(Sw->getCond());
+        Result.Branches.push_back(nullptr);
+      }
     } else if (const auto *CO = llvm::dyn_cast<AbstractConditionalOperator>(P)) {
-      if (C && C != CO->getCond())
+      if (C && C != CO->getCond()) {
         Result.Guards.push_back(CO->getCond());
+        Result.Branches.push_back(nullptr);
+      }
     } else if (const auto *BO = llvm::dyn_cast<BinaryOperator>(P)) {
-      if (BO->isLogicalOp() && C == BO->getRHS())
+      if (BO->isLogicalOp() && C == BO->getRHS()) {
         Result.Guards.push_back(BO->getLHS());
+        Result.Branches.push_back(nullptr);
+      }
     } else if (llvm::isa<CXXCatchStmt>(P)) {
       Result.Guards.push_back(nullptr);
+      Result.Branches.push_back(nullptr);
     } else if (llvm::isa<LambdaExpr>(P)) {
       return std::nullopt;
     }
@@ -247,6 +256,14 @@ bool LoopInvariance::refMutates(const DeclRefExpr *Ref) {
         Alias && Alias->getType()->isReferenceType() &&
         !Alias->getType().getNonReferenceType().isConstQualified())
       return isMutatedInLoop(Alias);
+  // An element read through a container's non-const operator[]
+  // (`targets[b][i]`, `std::vector<Tensor>`): the container changes only
+  // where that element does.
+  if (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(P);
+      Op && Op->getOperator() == OO_Subscript && Op->getArg(0) == Use &&
+      !isTensorType(Use->getType()) && isTensorType(Op->getType()))
+    return ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo).findMutation(Op) ||
+           changedInPlace(Op, Ctx);
   if (ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo).findMutation(Ref))
     return true;
   return changedInPlace(Ref, Ctx);

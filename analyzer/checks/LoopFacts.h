@@ -26,6 +26,9 @@ struct EnclosingLoop {
   /// Conditions guarding the statement inside the loop body. A null entry
   /// stands for a guard that is never every-iteration (a catch handler).
   llvm::SmallVector<const Expr *, 2> Guards;
+  /// Per guard, the branch holding the statement (an if's then or else), or
+  /// null for the other kinds of guard.
+  llvm::SmallVector<const Stmt *, 2> Branches;
 };
 
 /// The innermost for / range-for / while / do loop whose body, condition or
@@ -56,6 +59,16 @@ public:
   /// All guards of \p L are invariant: the statement runs on every iteration
   /// (or never, when the invariant condition is false).
   bool runsEveryIteration(const EnclosingLoop &L);
+  /// Like runsEveryIteration, but a guard that only filters this iteration's
+  /// data (`if (gj < h && gi < w)` on values computed in the body) is taken
+  /// as passed on a typical iteration. A guard is not passed on a typical
+  /// iteration when it uses `%`, names a variable the loop carries from one
+  /// iteration to the next (a counter, a flag, `order` in greedy NMS) or a
+  /// field, calls a function on no data of this iteration, or its branch
+  /// leaves the loop (break, return, throw, goto: it runs at most once).
+  /// The else of an equality test (`if (i % N == 0) ... else ...`) and the
+  /// then of an inequality are taken on a typical iteration.
+  bool runsOnTypicalIteration(const EnclosingLoop &L);
   /// \p VD is modified inside the loop (see isInvariant(VarDecl)).
   bool isMutatedInLoop(const VarDecl *VD);
 
@@ -66,6 +79,18 @@ public:
 
 private:
   bool isInvariantStmt(const Stmt *S, unsigned Depth);
+  /// \p G tests only data of this iteration (and invariants); see
+  /// runsOnTypicalIteration.
+  bool isDataFilter(const Expr *G);
+  /// \p Branch is the side of `if (G)` taken on most iterations when \p G
+  /// is an equality (its else) or an inequality (its then).
+  bool takesCommonSide(const Expr *G, const Stmt *Branch);
+  bool testsIterationData(const Expr *E, unsigned Depth, bool &NamesData);
+  /// \p VD is declared in the loop's body (or is a range-for's element):
+  /// a new variable on every iteration.
+  bool declaredPerIteration(const VarDecl *VD);
+  /// \p Ref is the index of a subscript of something invariant (`done[i]`).
+  bool indexesInvariant(const DeclRefExpr *Ref);
   const Stmt &scopeOf(const Expr *Ref);
 
   const Stmt &Loop;

@@ -96,7 +96,9 @@ ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg, unsigned Dept
                  ? ValueUse{UseKind::Needed, ""}
                  : fromExpr(Call, Depth);
     if (isStoreMethod(Name))
-      return {UseKind::Needed, ""}; // building host results
+      // Kept in a host container: a result of each sample, or a log of each
+      // training step (reported like output, in training loops only).
+      return {UseKind::Output, ""};
   }
   // Handed back to a LibTorch op (`x.clamp(t[k].item<float>(), hi)`): the
   // value could have stayed on the device.
@@ -166,6 +168,15 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
         return {UseKind::Output, ""};
       if (K == OO_Subscript && IsRHS)
         return {UseKind::Needed, ""}; // an index
+      if (Op->isAssignmentOp() && IsRHS && Places && isTensorType(Op->getArg(0)->getType()) &&
+          !Op->getArg(0)->isLValue())
+        // Written into a tensor's elements (`t[i][k] = v`: a view, not a
+        // variable, whose assignment rebinds the handle): host results only
+        // when that tensor is on the host; else the value goes back to the
+        // device.
+        return {Places->ofTensor(Op->getArg(0)) == Place::Host ? UseKind::Needed
+                                                                : UseKind::Dropped,
+                ""};
       if (Op->isAssignmentOp() && IsRHS) {
         const auto *Ref = llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
         const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "LoopFacts.h"
+#include "TensorPlace.h"
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/DenseMap.h"
 #include <string>
@@ -33,8 +34,12 @@ struct ValueUse {
 /// variable. Built from the loop's LoopInvariance (its references).
 class SyncUses {
 public:
-  SyncUses(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx)
-      : Loop(Loop), Inv(Inv), Ctx(Ctx) {}
+  /// With \p Places, a value stored into a tensor that is not known to be
+  /// on the host (`target[i][k] = q`) goes back to the device: not needed
+  /// by the host.
+  SyncUses(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx,
+           TensorPlaces *Places = nullptr)
+      : Loop(Loop), Inv(Inv), Ctx(Ctx), Places(Places) {}
 
   /// The use of the value \p Read evaluates to (an item(), a cpu(), ...).
   ValueUse classify(const Expr *Read);
@@ -50,6 +55,7 @@ private:
   const Stmt &Loop;
   LoopInvariance &Inv;
   ASTContext &Ctx;
+  TensorPlaces *Places;
   std::optional<bool> Training;
   llvm::DenseMap<const VarDecl *, ValueUse> Vars;
 };

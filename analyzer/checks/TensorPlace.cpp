@@ -52,6 +52,8 @@ std::optional<Place> joinDevices(std::optional<Place> A, std::optional<Place> B)
 const CallExpr *asCall(const Expr *E) { return llvm::dyn_cast_or_null<CallExpr>(E); }
 
 bool isStringType(QualType T) {
+  if (T.isNull())
+    return false;
   T = T.getNonReferenceType().getCanonicalType();
   if (T->isPointerType())
     return T->getPointeeType()->isCharType();
@@ -125,7 +127,14 @@ Place TensorPlaces::ofTensor(const Expr *E) { return orProgram(tensorOf(E, 0)); 
 std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
   if (!E || Depth > MaxDepth)
     return Place::Unknown;
+  // In a template's pattern `Device d(dependent)` is a parenthesized list
+  // with no type yet: its single element is the device expression.
+  if (const auto *PL = llvm::dyn_cast<ParenListExpr>(E->IgnoreParens()))
+    return PL->getNumExprs() == 1 ? deviceOf(PL->getExpr(0), Depth + 1)
+                                  : std::optional(Place::Unknown);
   E = ignoreConversions(E);
+  if (E->getType().isNull())
+    return Place::Unknown;
   if (isDTypeType(E->getType()))
     return std::nullopt; // TensorOptions converted from a dtype
   if (const auto *S = llvm::dyn_cast<StringLiteral>(E))

@@ -2,6 +2,7 @@
 // cannot load clang-tidy plugins, so this is how editors get devcopy findings
 // (and their fix-its as quick fixes) while typing. Same options and behaviour
 // as clangd-19; the project's .clangd enables the devcopy-* checks.
+#include "ToolBanner.h"
 #include "llvm/Support/Compiler.h"
 
 #include <cstring>
@@ -34,5 +35,11 @@ int main(int argc, char *argv[]) {
   if (!has_resource_dir)
     args.insert(args.begin() + 1, resource_dir.data());
   args.push_back(nullptr);
+  devcopy::addToolBanner(); // the checks in --help
+  // clangd prints its own version and skips LLVM's extra version printers.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-version") == 0)
+      devcopy::printDevcopyVersion(llvm::outs());
+  llvm::outs().flush();
   return clang::clangd::clangdMain(static_cast<int>(args.size()) - 1, args.data());
 }

@@ -24,21 +24,37 @@ struct Edit {
   std::string text;
 };
 
+/// A source range of a diagnostic, as clang highlights it: [begin, end).
+struct Range {
+  Position begin;
+  Position end;
+};
+
 /// A note attached to a finding: the other move, the loop, ...
 struct Note {
   Position where;
   std::string message;
+  std::vector<Range> ranges;  // the note's highlighted ranges (may be none)
+  Position end;               // end of the region SARIF shows (see Finding::end)
 };
 
 struct Finding {
   std::string rule;     // "devcopy-discarded-copy"
   std::string level;    // SARIF level: "error", "warning" or "note"
+  bool warningAsError = false;  // --warnings-as-errors made it an error
   std::string message;  // one line, lowercase
   Position where;
-  Position end;         // end of the flagged range; equals `where` when unknown
+  // End of the flagged region: the diagnostic's range around `where`, else
+  // the token at `where` (as clangd shows it); equals `where` until located.
+  Position end;
+  std::vector<Range> ranges;  // the diagnostic's highlighted ranges
   std::vector<Note> notes;
   std::vector<Edit> fixes;
   std::string fingerprint;  // see Fingerprint.h; stable across line shifts
+  std::string directory;    // the unit's compile directory (--export-fixes)
+  // SARIF baselineState when a baseline is given: "new", "unchanged" or
+  // "absent" (a baseline entry no longer found); "" without a baseline.
+  std::string baselineState;
 };
 
 /// A problem that stops devcopy from vouching for a result (exit code 2): a
@@ -53,6 +69,10 @@ struct Results {
   std::vector<ToolError> errors;
   unsigned analyzed = 0;   // translation units analyzed
   unsigned baselined = 0;  // findings hidden because the baseline has them
+  // With a baseline: the known findings (unchanged) and the baseline entries
+  // no longer found (absent). Text and JSON leave them out; SARIF keeps them.
+  std::vector<Finding> known;
+  std::vector<Finding> absent;
 };
 
 }  // namespace devcopy::cli

@@ -32,31 +32,25 @@ std::string absolutePath(const std::string& p, const std::string& base) {
   return std::string(s);
 }
 
-std::optional<std::string> readInput(const std::string& path, std::string& error) {
-  if (llvm::sys::fs::is_directory(path)) {
-    error = "it is a directory";
-    return std::nullopt;
-  }
+llvm::Expected<std::string> readInput(const std::string& path) {
+  if (llvm::sys::fs::is_directory(path)) return toolError("it is a directory");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    error = buffer.getError().message();
-    return std::nullopt;
-  }
+  if (!buffer) return toolError(buffer.getError().message());
   return (*buffer)->getBuffer().str();
 }
+
+char FileProblem::ID = 0;
 
 std::optional<std::string> nestingError(llvm::StringRef text, bool json, unsigned maxDepth) {
   return devcopy::nestingError(text, json, maxDepth);
 }
 
-std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& error) {
-  if (auto deep = nestingError(text, /*json=*/true)) {
-    error = *deep;
-    return std::nullopt;
-  }
+llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text) {
+  if (auto deep = nestingError(text, /*json=*/true)) return toolError(*deep);
   auto parsed = llvm::json::parse(text);
   if (parsed) return std::move(*parsed);
+  std::string error;
   llvm::handleAllErrors(parsed.takeError(), [&](const llvm::ErrorInfoBase& e) {
     // ParseError's text is "[3:7, byte=25]: Expected ','": keep "3:7: Expected ','".
     std::string m = e.message();
@@ -66,7 +60,7 @@ std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& er
                 ? m.substr(1, comma - 1) + ": " + m.substr(close + 3)
                 : m;
   });
-  return std::nullopt;
+  return toolError(error);
 }
 
 }  // namespace devcopy::cli

@@ -8,12 +8,36 @@
 #include <string>
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 namespace devcopy::cli {
 
 /// Deeper than any real baseline, compile database or .clang-tidy.
 constexpr unsigned kMaxNesting = 256;
+
+/// devcopy's one error convention: an llvm::Error carrying a one-line
+/// message (what failed, where, what to do).
+inline llvm::Error toolError(const llvm::Twine& message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// A toolError about one file (devcopy names it in SARIF's notification).
+class FileProblem : public llvm::ErrorInfo<FileProblem> {
+ public:
+  static char ID;
+  FileProblem(std::string file, std::string message)
+      : file(std::move(file)), message(std::move(message)) {}
+  void log(llvm::raw_ostream& os) const override { os << message; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  std::string file;
+  std::string message;
+};
+
+/// `error` as a FileProblem of `file` ("" when no file is to blame).
+inline llvm::Error aboutFile(const std::string& file, llvm::Error error) {
+  return llvm::make_error<FileProblem>(file, llvm::toString(std::move(error)));
+}
 
 /// `text` fit for a one-line error: control characters escaped ("\n"),
 /// and cut in the middle past 1,000 bytes (a quoted key may be megabytes).
@@ -22,8 +46,8 @@ std::string oneLine(llvm::StringRef text);
 /// `p` made absolute against `base` when relative, with `.` and `..` removed.
 std::string absolutePath(const std::string& p, const std::string& base);
 
-/// Reads `path` whole; on failure nullopt and a one-line reason in `error`.
-std::optional<std::string> readInput(const std::string& path, std::string& error);
+/// Reads `path` whole; an error gives the reason in one line.
+llvm::Expected<std::string> readInput(const std::string& path);
 
 /// A reason when `text` nests `[`/`{` deeper than `maxDepth`, as "line L:
 /// ..."; nullopt when it does not. JSON strings are skipped; YAML's quoting
@@ -32,8 +56,8 @@ std::optional<std::string> readInput(const std::string& path, std::string& error
 std::optional<std::string> nestingError(llvm::StringRef text, bool json,
                                         unsigned maxDepth = kMaxNesting);
 
-/// llvm::json::parse with the nesting limit checked first. On failure
-/// nullopt and "line:column: reason" in `error`.
-std::optional<llvm::json::Value> parseJson(llvm::StringRef text, std::string& error);
+/// llvm::json::parse with the nesting limit checked first. An error reads
+/// "line:column: reason".
+llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text);
 
 }  // namespace devcopy::cli

@@ -1,5 +1,6 @@
 #include "Output.h"
 
+#include "Snippet.h"
 #include "SourceText.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -8,15 +9,21 @@ namespace devcopy::cli {
 
 namespace json = llvm::json;
 
-void writeText(llvm::raw_ostream& out, const Results& results, const std::string& cwd) {
+void writeText(llvm::raw_ostream& out, const Results& results, SourceText& sources,
+               const std::string& cwd) {
   auto loc = [&](const Position& p) {
     return relativeTo(p.file, cwd) + ":" + std::to_string(p.line) + ":" +
            std::to_string(p.column);
   };
   for (const Finding& f : results.findings) {
     out << loc(f.where) << ": " << (f.level == "error" ? "error" : "warning") << ": "
-        << f.message << " [" << f.rule << "]\n";
-    for (const Note& n : f.notes) out << loc(n.where) << ": note: " << n.message << "\n";
+        << f.message << " [" << f.rule << (f.warningAsError ? ",-warnings-as-errors" : "")
+        << "]\n";
+    writeSnippet(out, sources, f.where, f.ranges, f.fixes);
+    for (const Note& n : f.notes) {
+      out << loc(n.where) << ": note: " << n.message << "\n";
+      writeSnippet(out, sources, n.where, n.ranges, {});
+    }
   }
 }
 
@@ -41,6 +48,7 @@ void writeJson(llvm::raw_ostream& out, const Results& results, const std::string
       fixes.push_back(std::move(o));
     }
     json::Object o = position(f.where, root);
+    o["end"] = json::Object{{"line", f.end.line}, {"column", f.end.column}};
     o["rule"] = f.rule;
     o["level"] = f.level;
     o["message"] = f.message;

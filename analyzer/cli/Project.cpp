@@ -7,6 +7,7 @@
 #include "Input.h"
 #include "Readers.h"
 #include "clang-tidy/ClangTidy.h"
+#include "clang-tidy/GlobList.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -48,11 +49,11 @@ bool selectUnits(const Options& opts, const std::string& cwd,
                                   "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
     return false;
   }
-  std::string why;
-  auto text = readInput(dbPath, why);
-  auto commands = text ? loadCompileDatabase(*text, dbPath, why) : std::nullopt;
+  auto text = readInput(dbPath);
+  auto commands = text ? loadCompileDatabase(*text, dbPath) : text.takeError();
   if (!commands) {
-    errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " + why +
+    errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " +
+                                  llvm::toString(commands.takeError()) +
                                   "; regenerate it with your build system"});
     return false;
   }
@@ -114,36 +115,63 @@ bool selectUnits(const Options& opts, const std::string& cwd,
 }
 
 /// Reads and parses a clang-tidy YAML configuration file.
-static std::optional<ClangTidyOptions> parseConfig(const std::string& file, std::string& error) {
-  std::string why;
-  auto text = readInput(file, why);
-  if (!text) {
-    error = "cannot read configuration '" + file + "': " + why;
-    return std::nullopt;
-  }
-  return parseConfigText(*text, file, error);
+static llvm::Expected<ClangTidyOptions> parseConfig(const std::string& file) {
+  auto text = readInput(file);
+  if (!text)
+    return toolError("cannot read configuration '" + file + "': " +
+                     llvm::toString(text.takeError()));
+  return parseConfigText(*text, file);
 }
 
-bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors) {
+llvm::Error loadTidyConfig(const Options& opts, TidyConfig& config) {
   config.defaults = ClangTidyOptions::getDefaults();
   config.defaults.Checks = "-*,devcopy-*";  // compiler warnings are not devcopy's business
+  // clang-tidy's command-line layer: these win over every configuration file.
   if (opts.checks) config.overrides.Checks = *opts.checks;
+  if (opts.headerFilter) config.overrides.HeaderFilterRegex = *opts.headerFilter;
+  if (opts.warningsAsErrors) config.overrides.WarningsAsErrors = *opts.warningsAsErrors;
+  if (!opts.extraArgs.empty()) config.overrides.ExtraArgs = opts.extraArgs;
+  if (!opts.extraArgsBefore.empty()) config.overrides.ExtraArgsBefore = opts.extraArgsBefore;
   // Without facts the check reads no facts file either: each unit alone.
   if (opts.noFacts)
     config.overrides.CheckOptions["devcopy-repeated-module-move.FactsFile"].Value = "none";
-  if (!opts.configFile.empty()) {
-    std::string error;
-    config.configFile = parseConfig(opts.configFile, error);
-    if (!config.configFile) {
-      errors.push_back({opts.configFile, error});
-      return false;
-    }
+  if (opts.config || !opts.configFile.empty()) {
+    auto parsed = opts.config ? parseConfigText(*opts.config, "--config")
+                              : parseConfig(opts.configFile);
+    if (!parsed) return aboutFile(opts.configFile, parsed.takeError());
+    config.configFile = std::move(*parsed);
   }
-  return true;
+  return llvm::Error::success();
 }
 
-bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,
-                        std::vector<ToolError>& errors) {
+llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std::string& cwd,
+                        llvm::raw_ostream& out) {
+  std::string file = absolutePath(opts.paths.empty() ? "dummy" : opts.paths.front(), cwd);
+  auto provider = config.provider();
+  std::vector<std::string> enabled =
+      clang::tidy::getCheckNames(provider->getOptions(file), /*AllowEnablingAnalyzerAlphaCheckers=*/false);
+  if (enabled.empty())
+    return toolError("no check is enabled for '" + file +
+                                       "': --checks and .clang-tidy 'Checks' select none");
+  if (opts.explainConfig) {
+    auto raw = provider->getRawOptions(file);
+    for (const std::string& check : enabled)
+      for (auto it = raw.rbegin(); it != raw.rend(); ++it)
+        if (it->first.Checks && clang::tidy::GlobList(*it->first.Checks).contains(check)) {
+          // clang-tidy names its built-in defaults "clang-tidy binary".
+          std::string source = it->second == "clang-tidy binary" ? "devcopy binary" : it->second;
+          out << "'" << check << "' is enabled in the " << source << ".\n";
+          break;
+        }
+    return llvm::Error::success();
+  }
+  out << "Enabled checks:";
+  for (const std::string& check : enabled) out << "\n    " << check;
+  out << "\n\n";
+  return llvm::Error::success();
+}
+
+llvm::Error checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config) {
   if (!config.configFile) {
     // The directories clang-tidy's FileOptionsProvider would read, each once.
     std::map<std::string, bool> inherits;  // dir -> config there lets the parent count
@@ -158,12 +186,8 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
         std::string file = absolutePath(".clang-tidy", dir);
         bool inherit = true;
         if (fs::exists(file)) {
-          std::string error;
-          auto parsed = parseConfig(file, error);
-          if (!parsed) {
-            errors.push_back({file, error});
-            return false;
-          }
+          auto parsed = parseConfig(file);
+          if (!parsed) return aboutFile(file, parsed.takeError());
           inherit = parsed->InheritParentConfig.value_or(false);
         }
         inherits[dir] = inherit;
@@ -176,12 +200,11 @@ bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& c
     if (!clang::tidy::getCheckNames(provider->getOptions(u.file), false).empty())
       enabled.push_back(std::move(u));
   if (enabled.empty() && !units.empty()) {
-    errors.push_back({"", "no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
-                          "select none; add devcopy-* to them"});
-    return false;
+    return toolError("no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
+                     "select none; add devcopy-* to them");
   }
   units = std::move(enabled);
-  return true;
+  return llvm::Error::success();
 }
 
 }  // namespace devcopy::cli

@@ -9,6 +9,8 @@
 #include "Finding.h"
 #include "Options.h"
 #include "Runner.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace devcopy::cli {
 
@@ -18,14 +20,21 @@ namespace devcopy::cli {
 bool selectUnits(const Options& opts, const std::string& cwd,
                  std::vector<TranslationUnit>& units, std::vector<ToolError>& errors);
 
-/// Builds the option layers from the defaults, --config-file and --checks.
-bool loadTidyConfig(const Options& opts, TidyConfig& config, std::vector<ToolError>& errors);
+/// Builds the option layers from the defaults, --config / --config-file and
+/// the command line (--checks, --header-filter, ...). A bad configuration is
+/// a FileProblem naming it.
+llvm::Error loadTidyConfig(const Options& opts, TidyConfig& config);
+
+/// --list-checks and --explain-config, as clang-tidy prints them, for the
+/// first PATH (or a file in `cwd`). An error when no check is enabled.
+llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std::string& cwd,
+                        llvm::raw_ostream& out);
 
 /// Parses every .clang-tidy a unit would read (clang-tidy alone would print
 /// the YAML error and carry on with defaults: a silent pass), then drops units
-/// whose configuration enables no check. False on a configuration error or
-/// when no unit has a check enabled.
-bool checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config,
-                        std::vector<ToolError>& errors);
+/// whose configuration enables no check. An error (a FileProblem naming a bad
+/// configuration file) when a configuration does not parse or no unit has a
+/// check enabled.
+llvm::Error checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config);
 
 }  // namespace devcopy::cli

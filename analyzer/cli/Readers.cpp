@@ -11,17 +11,15 @@ namespace devcopy::cli {
 using clang::tidy::ClangTidyOptions;
 namespace path = llvm::sys::path;
 
-std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
-    llvm::StringRef text, const std::string& dbPath, std::string& error) {
+llvm::Expected<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
+    llvm::StringRef text, const std::string& dbPath) {
   // llvm::json first: one "line:column: reason" for broken JSON, where the
   // YAML parser behind JSONCompilationDatabase would print raw diagnostics.
-  if (!parseJson(text, error)) return std::nullopt;
+  if (auto json = parseJson(text); !json) return json.takeError();
+  std::string error;
   auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
       text, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!db) {
-    error = oneLine(error);  // it may quote the database's text
-    return std::nullopt;
-  }
+  if (!db) return toolError(oneLine(error));  // it may quote the database's text
   // The specification: "file" is relative to "directory". A relative
   // "directory" has no anchor but the database itself (clang would resolve it
   // against the current directory, wherever devcopy was started).
@@ -35,12 +33,10 @@ std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
   return commands;
 }
 
-std::optional<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std::string& file,
-                                                std::string& error) {
-  if (auto deep = nestingError(text, /*json=*/false)) {
-    error = "invalid configuration '" + file + "': " + *deep + "; fix the YAML or remove the file";
-    return std::nullopt;
-  }
+llvm::Expected<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std::string& file) {
+  if (auto deep = nestingError(text, /*json=*/false))
+    return toolError("invalid configuration '" + file + "': " + *deep +
+                     "; fix the YAML or remove the file");
   std::string diag;
   auto parsed = clang::tidy::parseConfigurationWithDiags(
       llvm::MemoryBufferRef(text, file), [&](const llvm::SMDiagnostic& d) {
@@ -48,12 +44,11 @@ std::optional<ClangTidyOptions> parseConfigText(llvm::StringRef text, const std:
           diag = std::to_string(d.getLineNo()) + ":" + std::to_string(d.getColumnNo() + 1) +
                  ": " + d.getMessage().str();
       });
-  if (!parsed) {
-    error = oneLine("invalid configuration '" + file + "'" + (diag.empty() ? "" : ":" + diag) +
-                    " (" + parsed.getError().message() + "); fix the YAML or remove the file");
-    return std::nullopt;
-  }
-  return *parsed;
+  if (!parsed)
+    return toolError(oneLine("invalid configuration '" + file + "'" +
+                             (diag.empty() ? "" : ":" + diag) + " (" +
+                             parsed.getError().message() + "); fix the YAML or remove the file"));
+  return std::move(*parsed);
 }
 
 }  // namespace devcopy::cli

@@ -10,20 +10,20 @@
 #include "clang-tidy/ClangTidyOptions.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 namespace devcopy::cli {
 
 /// Parses a compile database's text (JSON Compilation Database format) into
 /// its commands, every "directory" and "file" made absolute: "file" against
 /// "directory", a relative "directory" against the database's own folder.
-/// On failure nullopt and a one-line reason in `error`.
-std::optional<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
-    llvm::StringRef text, const std::string& dbPath, std::string& error);
+/// An error gives the reason in one line.
+llvm::Expected<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
+    llvm::StringRef text, const std::string& dbPath);
 
-/// Parses a .clang-tidy / --config-file text named `file`; on failure nullopt
-/// and a one-line reason in `error`.
-std::optional<clang::tidy::ClangTidyOptions> parseConfigText(llvm::StringRef text,
-                                                             const std::string& file,
-                                                             std::string& error);
+/// Parses a .clang-tidy / --config-file / --config text named `file`; an
+/// error gives the reason in one line.
+llvm::Expected<clang::tidy::ClangTidyOptions> parseConfigText(llvm::StringRef text,
+                                                              const std::string& file);
 
 }  // namespace devcopy::cli

@@ -95,10 +95,26 @@ std::string absolute(const std::string& path, const std::string& base) {
   return std::string(p);
 }
 
+std::vector<Range> ranges(const llvm::SmallVector<tooling::FileByteRange, 1>& in,
+                          const std::string& buildDir) {
+  std::vector<Range> out;
+  for (const tooling::FileByteRange& r : in) {
+    Range range;
+    range.begin.file = absolute(r.FilePath, buildDir);
+    range.begin.offset = r.FileOffset;
+    range.end = range.begin;
+    range.end.offset += r.Length;
+    out.push_back(std::move(range));
+  }
+  return out;
+}
+
 Finding convert(const ClangTidyError& e, const std::string& unitFile) {
   Finding f;
   f.rule = e.DiagnosticName;
   f.message = e.Message.Message;
+  f.warningAsError = e.IsWarningAsError;
+  f.directory = e.BuildDirectory;
   const rules::Rule* rule = rules::find(f.rule);
   f.level = e.DiagLevel == tooling::Diagnostic::Error || e.IsWarningAsError
                 ? "error"
@@ -107,9 +123,12 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
   f.where.file = e.Message.FilePath.empty() ? unitFile : absolute(e.Message.FilePath, e.BuildDirectory);
   f.where.offset = e.Message.FilePath.empty() ? 0 : e.Message.FileOffset;
   f.end = f.where;
-  for (const tooling::FileByteRange& r : e.Message.Ranges)
-    if (absolute(r.FilePath, e.BuildDirectory) == f.where.file && r.FileOffset == f.where.offset) {
-      f.end.offset = r.FileOffset + r.Length;
+  f.ranges = ranges(e.Message.Ranges, e.BuildDirectory);
+  // SARIF's region: the range around the location, as clang's caret shows it.
+  for (const Range& r : f.ranges)
+    if (r.begin.file == f.where.file && r.begin.offset <= f.where.offset &&
+        f.where.offset < r.end.offset) {
+      f.end = r.end;
       break;
     }
   for (const tooling::DiagnosticMessage& n : e.Notes) {
@@ -117,6 +136,14 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
     note.where.file = n.FilePath.empty() ? f.where.file : absolute(n.FilePath, e.BuildDirectory);
     note.where.offset = n.FileOffset;
     note.message = n.Message;
+    note.ranges = ranges(n.Ranges, e.BuildDirectory);
+    note.end = note.where;
+    for (const Range& r : note.ranges)
+      if (r.begin.file == note.where.file && r.begin.offset <= note.where.offset &&
+          note.where.offset < r.end.offset) {
+        note.end = r.end;
+        break;
+      }
     f.notes.push_back(std::move(note));
   }
   for (const auto& [file, replacements] : e.Message.Fix)
@@ -137,12 +164,15 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
 }
 
 std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& config,
-                                bool& crashed) {
+                                bool& crashed, UnitHooks* hooks, std::size_t index) {
   // A physical file system of its own: ClangTool changes its working
   // directory, and the process-wide one would race between workers.
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
       llvm::vfs::createPhysicalFileSystem().release());
-  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(physical);
+  // The results cache sees what the parse reads; not the .clang-tidy
+  // lookups below (their outcome, the effective options, is in its key).
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      hooks ? hooks->fileSystem(index, physical) : physical);
   // The same file system as the tool's: clang names the main file as the
   // command does ("src/a.cpp"), and .clang-tidy must be looked up from the
   // command's directory, not devcopy's (ClangTool moves the overlay's, and so
@@ -191,6 +221,7 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
     f.message = "clang could not run the file's compile command";
     out.push_back(std::move(f));
   }
+  if (hooks) hooks->finished(index, out);
   return out;
 }
 
@@ -198,7 +229,7 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
 
 void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& config,
                   unsigned jobs, bool progress, std::vector<Finding>& findings,
-                  std::vector<ToolError>& errors) {
+                  std::vector<ToolError>& errors, UnitHooks* hooks) {
   llvm::CrashRecoveryContext::Enable();
   std::vector<const TranslationUnit*> order;
   for (const TranslationUnit& u : units) order.push_back(&u);
@@ -212,7 +243,8 @@ void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& c
   std::mutex mu;
   auto worker = [&] {
     for (std::size_t i; (i = next++) < order.size();) {
-      perUnit[i] = analyzeOne(*order[i], config, crashed[i]);
+      perUnit[i] = analyzeOne(*order[i], config, crashed[i], hooks,
+                              std::size_t(order[i] - units.data()));
       if (!progress) continue;
       std::lock_guard<std::mutex> lock(mu);
       std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++done, order.size(),

@@ -35,6 +35,18 @@ struct TranslationUnit {
   double cost = 0;   // estimated; the costliest start first
 };
 
+/// Lets a caller see each unit's analysis (the results cache, Cache.h).
+/// Both run on the unit's worker thread.
+class UnitHooks {
+ public:
+  virtual ~UnitHooks() = default;
+  /// The file system the unit's analysis reads through, over `fs`.
+  virtual llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fileSystem(
+      std::size_t unit, llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) = 0;
+  /// The unit's findings, once its analysis completed (not after a crash).
+  virtual void finished(std::size_t unit, const std::vector<Finding>& findings) = 0;
+};
+
 /// Analyzes `units` on `jobs` threads, each with its own clang-tidy run and
 /// file system (ClangTool's working directory must not be process-wide).
 /// Positions in the findings carry file and offset; lines are not filled yet.
@@ -42,6 +54,6 @@ struct TranslationUnit {
 /// analysis crashes adds an error; the others go on.
 void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& config,
                   unsigned jobs, bool progress, std::vector<Finding>& findings,
-                  std::vector<ToolError>& errors);
+                  std::vector<ToolError>& errors, UnitHooks* hooks = nullptr);
 
 }  // namespace devcopy::cli

@@ -1,5 +1,6 @@
 #include "Sarif.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -7,11 +8,16 @@
 #include "Fingerprint.h"
 
 #include "devcopy/rules_catalog.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 
 #ifndef DEVCOPY_VERSION
 #define DEVCOPY_VERSION "0.0.0"
+#endif
+#ifndef DEVCOPY_DOCS_DIR  // where `cmake --install` puts README.md and rules/*.md
+#define DEVCOPY_DOCS_DIR "/usr/local/share/doc/devcopy"
 #endif
 #ifndef DEVCOPY_INFORMATION_URI  // the project's home page, when it has one
 #define DEVCOPY_INFORMATION_URI ""
@@ -57,8 +63,9 @@ static json::Object artifact(const std::string& file, const std::string& root) {
 }
 
 static json::Object region(SourceText& src, const Position& begin, const Position& end) {
-  json::Object r{{"startLine", begin.line},
-                 {"startColumn", src.utf16Column(begin.file, begin.line, begin.column)}};
+  json::Object r{{"startLine", begin.line}};
+  if (begin.column == 0) return r;  // a baseline entry: its line alone is known
+  r["startColumn"] = src.utf16Column(begin.file, begin.line, begin.column);
   if (end.line >= begin.line && end.line > 0 &&
       (end.line > begin.line || end.column >= begin.column)) {
     r["endLine"] = end.line;
@@ -91,44 +98,75 @@ static std::string ruleName(std::string_view id) {
   return name;
 }
 
-static json::Array rulesArray() {
+/// clang-tidy's page for one of its checks: bugprone-use-after-move ->
+/// .../checks/bugprone/use-after-move.html.
+static std::string clangTidyDocs(const std::string& id) {
+  auto dash = id.find('-');
+  if (dash == std::string::npos || id.rfind("clang-", 0) == 0) return "";
+  return "https://clang.llvm.org/extra/clang-tidy/checks/" + id.substr(0, dash) + "/" +
+         id.substr(dash + 1) + ".html";
+}
+
+/// file:// URL of devcopy's installed documentation folder (share/doc/devcopy).
+static std::string docsFolder() {
+  // Beside the installed binary (bin/../share/doc/devcopy), so an unpacked
+  // package points at its own pages; else the configured prefix's.
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(dir, "share", "doc", "devcopy");
+  std::string path = llvm::sys::fs::is_directory(dir) ? std::string(dir) : DEVCOPY_DOCS_DIR;
+  return "file://" + uriEncode(path);
+}
+
+std::string defaultRuleDocs() { return docsFolder() + "/rules"; }
+
+static json::Array rulesArray(const std::vector<std::string>& order, const std::string& docs) {
   json::Array rules;
-  for (const rules::Rule& r : rules::kAll) {
-    if (r.kind != "static") continue;
-    std::string help(r.help);
+  for (const std::string& id : order) {
+    const rules::Rule* r = rules::find(id);
+    if (!r) {  // a clang-tidy check devcopy ran
+      json::Object o{{"id", id},
+                     {"name", ruleName(id)},
+                     {"shortDescription", json::Object{{"text", "clang-tidy check " + id}}},
+                     {"defaultConfiguration", json::Object{{"level", "warning"}}}};
+      if (std::string uri = clangTidyDocs(id); !uri.empty()) o["helpUri"] = uri;
+      rules.push_back(std::move(o));
+      continue;
+    }
+    std::string help(r->help);
     std::string full = markdownSection(help, "What it flags");
     rules.push_back(json::Object{
-        {"id", str(r.id)},
-        {"name", ruleName(r.id)},
-        {"shortDescription", json::Object{{"text", str(r.summary)}}},
-        {"fullDescription", json::Object{{"text", full.empty() ? str(r.summary) : full}}},
+        {"id", str(r->id)},
+        {"name", ruleName(r->id)},
+        {"shortDescription", json::Object{{"text", str(r->summary)}}},
+        {"fullDescription", json::Object{{"text", full.empty() ? str(r->summary) : full}}},
         {"help", json::Object{{"text", help}, {"markdown", help}}},
-        {"defaultConfiguration", json::Object{{"level", str(r.level)}}},
+        {"helpUri", docs + "/" + uriEncode(str(r->id)) + ".md"},
+        {"defaultConfiguration", json::Object{{"level", str(r->level)}}},
         {"properties", json::Object{{"tags", json::Array{"performance", "libtorch"}}}}});
   }
   return rules;
 }
 
-static json::Object result(const Finding& f, SourceText& src, const std::string& root) {
+static json::Object result(const Finding& f, SourceText& src, const std::string& root,
+                           const std::vector<std::string>& order) {
   json::Object res{{"ruleId", f.rule},
                    {"level", f.level},
                    {"message", json::Object{{"text", f.message}}},
                    {"locations", json::Array{json::Object{
                                      {"physicalLocation", physical(src, f.where, f.end, root)}}}},
                    {"partialFingerprints", json::Object{{kFingerprintKey, f.fingerprint}}}};
-  int index = 0;
-  for (const rules::Rule& r : rules::kAll) {
-    if (r.kind != "static") continue;
-    if (r.id == f.rule) res["ruleIndex"] = index;
-    ++index;
-  }
+  auto at = std::find(order.begin(), order.end(), f.rule);
+  res["ruleIndex"] = int64_t(at - order.begin());
+  if (!f.baselineState.empty()) res["baselineState"] = f.baselineState;
   if (!f.notes.empty()) {
     json::Array related;
     int id = 1;
     for (const Note& n : f.notes)
       related.push_back(json::Object{{"id", id++},
                                      {"message", json::Object{{"text", n.message}}},
-                                     {"physicalLocation", physical(src, n.where, n.where, root)}});
+                                     {"physicalLocation", physical(src, n.where, n.end, root)}});
     res["relatedLocations"] = std::move(related);
   }
   if (!f.fixes.empty()) {
@@ -154,9 +192,20 @@ static json::Object result(const Finding& f, SourceText& src, const std::string&
 }
 
 void writeSarif(llvm::raw_ostream& out, const Results& results, SourceText& sources,
-                const std::string& root) {
+                const std::string& root, const std::string& ruleDocs) {
+  // The catalog's checks, then any clang-tidy check a result names.
+  std::vector<std::string> order;
+  for (const rules::Rule& r : rules::kAll)
+    if (r.kind == "static") order.push_back(str(r.id));
+  std::vector<const Finding*> all;
+  for (const auto* list : {&results.findings, &results.known, &results.absent})
+    for (const Finding& f : *list) all.push_back(&f);
+  for (const Finding* f : all)
+    if (std::find(order.begin(), order.end(), f->rule) == order.end()) order.push_back(f->rule);
+  std::string docs = ruleDocs.empty() ? defaultRuleDocs() : ruleDocs;
+  while (!docs.empty() && docs.back() == '/') docs.pop_back();
   json::Array resultsArray;
-  for (const Finding& f : results.findings) resultsArray.push_back(result(f, sources, root));
+  for (const Finding* f : all) resultsArray.push_back(result(*f, sources, root, order));
   json::Array notifications;
   for (const ToolError& e : results.errors) {
     json::Object n{{"level", "error"}, {"message", json::Object{{"text", e.message}}}};
@@ -169,8 +218,10 @@ void writeSarif(llvm::raw_ostream& out, const Results& results, SourceText& sour
   json::Object driver{{"name", "devcopy"},
                       {"version", DEVCOPY_VERSION},
                       {"semanticVersion", DEVCOPY_VERSION},
-                      {"rules", rulesArray()}};
-  if (*DEVCOPY_INFORMATION_URI) driver["informationUri"] = DEVCOPY_INFORMATION_URI;
+                      {"rules", rulesArray(order, docs)}};
+  // The project's home page when configured, else the installed README.
+  driver["informationUri"] =
+      *DEVCOPY_INFORMATION_URI ? DEVCOPY_INFORMATION_URI : docsFolder() + "/README.md";
   json::Value doc = json::Object{
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},

@@ -1,6 +1,7 @@
 #include "SourceText.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -31,6 +32,21 @@ void SourceText::locate(Position& pos) {
   unsigned index = unsigned(it - f.lineStarts.begin()) - 1;
   pos.line = index + 1;
   pos.column = pos.offset - f.lineStarts[index] + 1;
+}
+
+Position SourceText::tokenEnd(const Position& pos) {
+  Position end = pos;
+  const File& f = get(pos.file);
+  if (!f.ok || pos.offset >= f.text.size() || pos.line == 0) return end;
+  auto word = [](unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; };
+  unsigned i = pos.offset;
+  if (word(f.text[i]))
+    while (i < f.text.size() && word(f.text[i])) ++i;
+  else if (f.text[i] != '\n')
+    ++i;
+  end.offset = i;
+  end.column = pos.column + (i - pos.offset);
+  return end;
 }
 
 std::string SourceText::line(const std::string& file, unsigned line) {

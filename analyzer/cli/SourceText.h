@@ -15,6 +15,10 @@ class SourceText {
   /// Fills line and column of `pos` from its file and offset. A file that
   /// cannot be read leaves them 0.
   void locate(Position& pos);
+  /// The end of the token starting at `pos` (located): an identifier or
+  /// number whole, else one character. What clangd shows for a diagnostic
+  /// without a range.
+  Position tokenEnd(const Position& pos);
   /// The text of 1-based line `line`, without its line break ("" if none).
   std::string line(const std::string& file, unsigned line);
   /// SARIF counts columns in UTF-16 code units; clang counts bytes.

@@ -15,7 +15,9 @@
 #include "Baseline.h"
 #include "CrossUnit.h"
 #include "Fingerprint.h"
+#include "ExportFixes.h"
 #include "Fixes.h"
+#include "Incremental.h"
 #include "Input.h"
 #include "Options.h"
 #include "Output.h"
@@ -35,6 +37,16 @@ namespace {
 
 constexpr const char* kCompileError = "clang-diagnostic-error";
 
+/// An llvm::Error as devcopy's report of it: one ToolError per error, each
+/// naming its file when it is a FileProblem.
+std::vector<ToolError> toolErrors(llvm::Error error) {
+  std::vector<ToolError> out;
+  llvm::handleAllErrors(
+      std::move(error), [&](const FileProblem& e) { out.push_back({e.file, e.message}); },
+      [&](const llvm::ErrorInfoBase& e) { out.push_back({"", e.message()}); });
+  return out;
+}
+
 int fail(const std::vector<ToolError>& errors) {
   for (const ToolError& e : errors) llvm::errs() << "devcopy: error: " << oneLine(e.message) << "\n";
   return 2;
@@ -50,11 +62,22 @@ std::string findRoot(const std::string& cwd) {
   return cwd;
 }
 
+/// Lines and columns for every position; a region without a range becomes
+/// the token at its start, as clangd shows it.
 void locateAll(std::vector<Finding>& findings, SourceText& sources) {
+  auto region = [&](Position& where, Position& end, std::vector<Range>& ranges) {
+    sources.locate(where);
+    if (end.file.empty()) end = where;
+    sources.locate(end);
+    if (end.offset <= where.offset) end = sources.tokenEnd(where);
+    for (Range& r : ranges) {
+      sources.locate(r.begin);
+      sources.locate(r.end);
+    }
+  };
   for (Finding& f : findings) {
-    sources.locate(f.where);
-    sources.locate(f.end);
-    for (Note& n : f.notes) sources.locate(n.where);
+    region(f.where, f.end, f.ranges);
+    for (Note& n : f.notes) region(n.where, n.end, n.ranges);
     for (Edit& e : f.fixes) {
       sources.locate(e.begin);
       sources.locate(e.end);
@@ -114,11 +137,11 @@ int main(int argc, char** argv) {
     std::_Exit(2);
   });
   Options opts;
-  std::string usageError;
-  switch (parseOptions(argc, argv, opts, usageError)) {
-    case Action::Help: llvm::outs() << kUsage; return 0;
-    case Action::Version: llvm::outs() << "devcopy " << DEVCOPY_VERSION << "\n"; return 0;
-    case Action::Error: return fail({{"", usageError}});
+  llvm::Expected<Action> action = parseOptions(argc, argv, opts);
+  if (!action) return fail({{"", llvm::toString(action.takeError())}});
+  switch (*action) {
+    case Action::Help: printHelp(argc, argv); return 0;
+    case Action::Version: printVersion(); return 0;
     case Action::Analyze: break;
   }
   llvm::SmallString<256> cwdBuf;
@@ -135,16 +158,34 @@ int main(int argc, char** argv) {
   Results results;
   TidyConfig config;
   std::vector<TranslationUnit> units;
-  if (!loadTidyConfig(opts, config, results.errors) ||
-      !selectUnits(opts, cwd, units, results.errors) ||
-      !checkConfiguration(units, config, results.errors))
-    return fail(results.errors);
+  std::vector<UnitRecord> records;  // what each unit contributed
+  bool partial = !opts.paths.empty();  // some units only: keep the others' facts
+  if (opts.merge) {
+    if (llvm::Error e =
+            readShardFiles(opts, records, units, partial, results.errors, results.analyzed))
+      return fail({{"", llvm::toString(std::move(e))}});
+  } else {
+    if (llvm::Error e = loadTidyConfig(opts, config)) return fail(toolErrors(std::move(e)));
+    if (opts.listChecks || opts.explainConfig) {
+      // As clang-tidy: for the first PATH (or a file here), no compile database.
+      if (llvm::Error e = printChecks(opts, config, cwd, llvm::outs()))
+        return fail({{"", llvm::toString(std::move(e))}});
+      return 0;
+    }
+    if (!selectUnits(opts, cwd, units, results.errors)) return fail(results.errors);
+    if (llvm::Error e = checkConfiguration(units, config)) {
+      for (ToolError& t : toolErrors(std::move(e))) results.errors.push_back(std::move(t));
+      return fail(results.errors);
+    }
+    if (llvm::Error e = selectShard(opts, root, units))
+      return fail({{"", llvm::toString(std::move(e))}});
+  }
   // Read the baseline before the long analysis, so a bad one fails fast.
   std::optional<Baseline> baseline;
   if (!opts.baseline.empty()) {
-    std::string error;
-    baseline = Baseline::read(opts.baseline, error);
-    if (!baseline) return fail({{opts.baseline, error}});
+    llvm::Expected<Baseline> read = Baseline::read(opts.baseline);
+    if (!read) return fail({{opts.baseline, llvm::toString(read.takeError())}});
+    baseline = std::move(*read);
   }
 
   // Likewise an output file that cannot be written. The previous report
@@ -158,8 +199,19 @@ int main(int argc, char** argv) {
   bool progress = opts.progress && isatty(STDERR_FILENO);
   std::optional<FactsCollector> collector;
   if (!opts.noFacts) collector.emplace();
-  analyzeUnits(units, config, jobs, progress, results.findings, results.errors);
-  results.analyzed = unsigned(units.size());
+  if (!opts.merge) {
+    records = analyzeIncrementally(opts, units, config, jobs, progress, results.errors);
+    results.analyzed = unsigned(units.size());
+  }
+  if (!opts.shard.empty()) {  // the run-wide steps are the merge's
+    llvm::Error e = writeShardFile(report->os(), opts, records, results.errors, results.analyzed);
+    if (!e) e = report->commit();
+    if (e) return fail({{opts.output, "output: " + llvm::toString(std::move(e))}});
+    llvm::errs() << "devcopy: shard " << opts.shard << ": " << results.analyzed
+                 << " translation unit(s); finish with 'devcopy merge' on every shard's file\n";
+    return 0;
+  }
+  contribute(records, results.findings);
 
   SourceText sources;
   if (collector) {
@@ -175,7 +227,7 @@ int main(int argc, char** argv) {
       llvm::sys::path::append(p, facts::DefaultFileName);
       factsPath = std::string(p);
     }
-    if (!opts.paths.empty()) keepPrevious(all, factsPath, units);
+    if (partial) keepPrevious(all, factsPath, units);
     // Workers finish in any order; the file and the join should not.
     std::sort(all.Units.begin(), all.Units.end(),
               [](const auto& a, const auto& b) { return a.File < b.File; });
@@ -191,37 +243,50 @@ int main(int argc, char** argv) {
   dedupe(results.findings, sources);
   assignFingerprints(results.findings, sources, root);
 
+  // As clang-tidy: the fixes exported are those found, before --fix applies them.
+  if (!opts.exportFixes.empty())
+    if (llvm::Error e = exportFixes(opts.exportFixes, results.findings, units))
+      results.errors.push_back({opts.exportFixes, llvm::toString(std::move(e))});
   if (opts.fix) {
     std::size_t before = results.errors.size();
     unsigned fixed = applyFixes(results.findings, sources, results.errors);
-    if (results.errors.size() == before)
+    if (results.errors.size() == before && !opts.quiet)
       llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
   }
   if (!opts.writeBaseline.empty()) {
-    std::string error;
-    if (!Baseline::write(opts.writeBaseline, results.findings, root, error))
-      results.errors.push_back({opts.writeBaseline, error});
-    else
+    if (llvm::Error e = Baseline::write(opts.writeBaseline, results.findings, root))
+      results.errors.push_back({opts.writeBaseline, llvm::toString(std::move(e))});
+    else if (!opts.quiet)
       llvm::errs() << "devcopy: wrote " << results.findings.size() << " finding(s) to "
                    << opts.writeBaseline << "\n";
   }
-  if (baseline) results.baselined = baseline->removeKnown(results.findings);
+  if (baseline) {
+    baseline->classify(results.findings, results.known, results.absent, root);
+    results.baselined = unsigned(results.known.size());
+  }
 
   llvm::raw_ostream& out = report->os();
   if (opts.format == "sarif")
-    writeSarif(out, results, sources, root);
+    writeSarif(out, results, sources, root, opts.ruleDocs);
   else if (opts.format == "json")
     writeJson(out, results, root);
   else
-    writeText(out, results, cwd);
+    writeText(out, results, sources, cwd);
   if (llvm::Error err = report->commit())
     results.errors.push_back({opts.output, "output: " + llvm::toString(std::move(err))});
 
-  llvm::errs() << "devcopy: " << results.findings.size()
-               << (baseline ? " new" : "") << " finding(s) in " << results.analyzed
-               << " translation unit(s)";
-  if (baseline) llvm::errs() << ", " << results.baselined << " in the baseline";
-  llvm::errs() << "\n";
+  if (!opts.quiet) {
+    llvm::errs() << "devcopy: " << results.findings.size() << (baseline ? " new" : "")
+                 << " finding(s) in " << results.analyzed << " translation unit(s)";
+    if (baseline) llvm::errs() << ", " << results.baselined << " in the baseline";
+    llvm::errs() << "\n";
+    // As clang-tidy words it.
+    auto asErrors = std::count_if(results.findings.begin(), results.findings.end(),
+                                  [](const Finding& f) { return f.warningAsError; });
+    if (asErrors)
+      llvm::errs() << "devcopy: " << asErrors << " warning" << (asErrors == 1 ? "" : "s")
+                   << " treated as error" << (asErrors == 1 ? "" : "s") << "\n";
+  }
   if (!results.errors.empty()) return fail(results.errors);
   if (!opts.writeBaseline.empty()) return 0;  // recording findings is the point
   return results.findings.empty() ? 0 : 1;

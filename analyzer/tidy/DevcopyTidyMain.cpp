@@ -1,5 +1,6 @@
 // devcopy-tidy: clang-tidy 19 with the devcopy module linked in. Same options
 // as clang-tidy-19, so it also works as run-clang-tidy-19 -clang-tidy-binary.
+#include "ToolBanner.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "llvm/Support/Compiler.h"
 
@@ -9,4 +10,7 @@ extern volatile int DevcopyModuleAnchorSource;
 static int LLVM_ATTRIBUTE_UNUSED DevcopyModuleAnchorDestination = DevcopyModuleAnchorSource;
 } // namespace clang::tidy
 
-int main(int argc, const char **argv) { return clang::tidy::clangTidyMain(argc, argv); }
+int main(int argc, const char **argv) {
+  devcopy::addToolBanner(); // the checks in --help, devcopy's version in --version
+  return clang::tidy::clangTidyMain(argc, argv);
+}

@@ -11,6 +11,7 @@ See README.md next to this file for how the mirrors are fetched and how the
 labels were decided.
 """
 import argparse
+import glob
 import collections
 import concurrent.futures
 import csv
@@ -42,6 +43,9 @@ TOLERANCE = 2
 HEADER_EXT = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
 SOURCE_EXT = (".cpp", ".cc", ".cxx", ".cu") + HEADER_EXT
 TORCH_INCLUDES = ["/usr/include/torch/csrc/api/include"]
+# <torch/extension.h> includes <Python.h>: without it the whole file stops at
+# a fatal error. Debian's python3-dev headers, where installed.
+TORCH_INCLUDES += sorted(os.path.dirname(p) for p in glob.glob("/usr/include/python3*/Python.h"))[-1:]
 WARNING = re.compile(r"^(.*?):(\d+):(\d+): warning: (.*) \[(devcopy-[a-z-]+)\]$")
 ERROR = re.compile(r"^(.*?):(\d+):(\d+): error: ")
 # A vendored copy of LibTorch's own headers must not shadow the installed ones.

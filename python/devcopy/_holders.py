@@ -7,6 +7,7 @@ import gc
 import os
 import sys
 import types
+import warnings
 from dataclasses import dataclass
 from typing import List, Tuple
 
@@ -183,7 +184,12 @@ def holders(model, roots=None, device=None) -> List[Holder]:
     reachable = _reachable(model, r)
     names = {id(m): ("model." + n if n else "model") for n, m in model.named_modules()}
     stale = {}
-    for obj in gc.get_objects():
+    with warnings.catch_warnings():
+        # isinstance() on every live object touches deprecated module
+        # attributes (torch.distributed.reduce_op) that warn when read.
+        warnings.simplefilter("ignore")
+        objects = [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
+    for obj in objects:
         if not isinstance(obj, torch.Tensor) or obj.layout != torch.strided or obj.device.type == "meta":
             continue
         if want is not None and (obj.device.type != want.type or

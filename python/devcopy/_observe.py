@@ -90,7 +90,8 @@ class _Where(TorchFunctionMode):
 class Observation:
     """The copies made while the `with` block runs, on every thread.
     `report` (a devcopy.Report) holds the findings: discarded-copy,
-    ineffective-non-blocking, stale-after-move; copies by route; syncs."""
+    ineffective-non-blocking, stale-after-move, transient-device-copy;
+    copies by route; syncs."""
 
     def __init__(self, model=None, locations=True):
         if model is not None and not isinstance(model, torch.nn.Module):

@@ -261,6 +261,14 @@ PYBIND11_MODULE(_C, m) {
     }
     return seconds;
   });
+  // Tests: the C++ walk of a mirrored module tree, the reference that
+  // inspect()'s flattened route must match exactly.
+  m.def("_cpp_inspect", [](py::handle model) {
+    Mirror mirror;
+    std::shared_ptr<torch::nn::Module> root = mirror.build(model);
+    py::gil_scoped_release no_gil;
+    return inspect(*root);
+  });
   m.def("available_memory", [](const std::string& device) {
     return available_memory(c10::Device(device));
   });

@@ -152,3 +152,26 @@ def test_check_honours_devcopy_probe(monkeypatch, capsys):
 
 def test_available_memory_cpu():
     assert devcopy.available_memory("cpu") > 0
+
+
+def test_flattened_route_matches_the_cpp_walk():
+    """inspect() hands the model to C++ as named tensors (one walk of the
+    Python modules' tables); the C++ walk of the mirrored module tree is the
+    reference: same names, order, roles, findings and figures."""
+    torch.manual_seed(0)
+    inner = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 8, bias=False))
+    m = nn.Module()
+    m.a = inner
+    m.b = inner                                   # a shared submodule: walked twice
+    m.head = nn.Linear(8, 8)
+    m.tail = nn.Linear(8, 8)
+    m.tail.weight = m.head.weight                 # tied
+    m.register_buffer("scale", torch.ones(8))
+    m.register_parameter("unused", None)          # None entries are left out
+    m.alias = nn.Parameter(m.head.bias.detach())  # shared storage
+    m.copy = nn.Parameter(m.head.bias.detach().clone())  # duplicated
+    m.head(torch.randn(2, 8)).sum().backward()    # gradients
+    py, cpp = devcopy.inspect(m), devcopy._C._cpp_inspect(m)
+    assert py.to_json() == cpp.to_json()
+    assert [f.kind for f in py.findings] == ["duplicate-storage"]
+    assert len(py.shared) == 10  # the shared submodule's 8, tied, alias

@@ -2,6 +2,7 @@
 stands in for to('cpu'), which copies nothing on the CPU), with lines."""
 import threading
 
+import pytest
 import torch
 from torch import nn
 
@@ -137,3 +138,21 @@ def test_observe_rejects_a_non_module():
     import pytest
     with pytest.raises(TypeError, match="expected a torch.nn.Module, got int"):
         devcopy.observe(3)
+
+
+def _load_through_the_device(lin, state):
+    lin.load_state_dict({k: v.cuda() for k, v in state.items()})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_state_loaded_through_the_device_is_a_transient_copy():
+    lin = nn.Linear(256, 256).cuda()
+    state = {k: v.cpu() for k, v in lin.state_dict().items()}
+    with devcopy.observe(lin) as obs:
+        _load_through_the_device(lin, state)
+    (f,) = obs.report.findings_of("transient-device-copy")
+    assert f.count == 2 and f.bytes == (256 * 256 + 256) * 4, str(obs.report)
+    assert f.location.endswith(f"{HERE}:{line_of(_load_through_the_device, 'v.cuda()')}")
+    with devcopy.observe(lin) as obs:
+        lin.load_state_dict(state)  # host -> parameters, once
+    assert obs.report.findings_of("transient-device-copy") == [], str(obs.report)

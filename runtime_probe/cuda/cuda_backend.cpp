@@ -1,6 +1,7 @@
 // The CUDA half of backend.h: kernel launches on the current stream, device
 // buffers from the caching allocator (bounded: descriptors, sums, and one
 // staging chunk), and the allocator's own accounting.
+#include <ATen/cuda/PeerToPeerAccess.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -131,7 +132,15 @@ bool equal_cuda(const Span& a, int device_a, const Span& b, int device_b) {
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   Buffer flag(sizeof(unsigned int));
   C10_CUDA_CHECK(cudaMemsetAsync(flag.as<unsigned int>(), 0, sizeof(unsigned int), stream));
-  if (other == dev) {
+  // With peer access (NVLink, PCIe P2P) the kernel reads the other GPU's
+  // bytes in place: no staging copies, no round trip per chunk. PyTorch
+  // enables the same access for its own cross-device copies.
+  const bool direct =
+      other == dev || (other >= 0 && at::cuda::get_p2p_access(static_cast<c10::DeviceIndex>(dev),
+                                                               static_cast<c10::DeviceIndex>(other)));
+  if (direct) {
+    if (other != dev)  // finish pending writes to the peer's storage first
+      c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(other)).synchronize();
     gpu::launch_compare(here.data, there.data, here.nbytes, flag.as<unsigned int>(), stream);
   } else {
     if (other >= 0)  // finish pending writes to the peer's storage first

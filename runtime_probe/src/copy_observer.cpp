@@ -258,6 +258,23 @@ void on_copy(const at::RecordFunction& fn) {
       std::fprintf(stderr, " %s/%d", frames()[i].name, static_cast<int>(frames()[i].kind));
     std::fprintf(stderr, "\n");
   }
+  // transient-device-copy: remember host-to-device results, and tell the hub
+  // which same-device copy reads one (only while some are remembered).
+  c10::StorageImpl* dst_storage = storage_of(dst);
+  const bool h2d = cross_device && src.is_cpu() && on_device(dst) && !pos.under_backward &&
+                   dst_storage && dst.numel() > 0;
+  if (h2d) {
+    facts.staged = dst_storage;
+    facts.staged_weak = weak_storage(dst);
+  } else if (!cross_device && on_device(dst) && dst_storage && Hub::has_staged()) {
+    const c10::StorageImpl* from = storage_of(src);
+    if (from && from != dst_storage) {
+      facts.from = from;
+      facts.into = weak_storage(dst);
+      facts.into_impl = dst.unsafeGetTensorImpl();
+      facts.into_what = "a " + dtype_of(dst) + " " + shape_of(dst) + " tensor";
+    }
+  }
   if (track) {
     e.shape = shape_of(dst);
     facts.dst = dst.storage().unsafeGetStorageImpl();
@@ -267,7 +284,7 @@ void on_copy(const at::RecordFunction& fn) {
   }
   // Where: only for copies that may become findings.
   Stack stack;
-  if (track || facts.pageable_non_blocking) {
+  if (track || facts.pageable_non_blocking || h2d) {
     if (e.shape.empty()) e.shape = shape_of(dst);
     const LocationProvider provider = t_provider.load(std::memory_order_acquire);
     if (provider) e.where = provider();

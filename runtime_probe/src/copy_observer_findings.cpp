@@ -67,6 +67,18 @@ Finding pageable_non_blocking(const CopyEvent& e) {
   return f;
 }
 
+Finding transient_device_copy(const CopyEvent& e) {
+  Finding f = base(rules::kTransientDeviceCopy, e);
+  f.message = e.op + where(e) + " copied " + format_bytes(e.bytes) + " from " + e.src_device +
+              " to a temporary on " + e.dst_device + " that was only copied into " + e.into +
+              " there and then freed: " + e.dst_device +
+              " held both at once; copy from the host straight into the destination";
+  f.details.push_back(
+      "loading a checkpoint: torch.load(f, map_location='cpu') (or mmap=True), then "
+      "load_state_dict; in C++: dst.copy_(host_tensor), not dst.copy_(host_tensor.to(device))");
+  return f;
+}
+
 Finding stale_after_move(const MoveEvent& e, std::int64_t bytes) {
   Finding f;
   f.kind = std::string(rules::kStaleAfterMove);

@@ -23,6 +23,7 @@ struct CopyEvent {
   bool non_blocking = false;
   bool dst_pinned = false;
   SourceLocation where;  // given by a front end (Python), else from the stack
+  std::string into;      // transient-device-copy: what the result was copied into
 };
 
 /// One set_data (Module::to swaps each parameter's storage through it).
@@ -41,6 +42,8 @@ Finding discarded_copy(const CopyEvent& e);
 Finding pinned_block_held(const CopyEvent& e);
 /// A non_blocking copy with a pageable host side: synchronous anyway.
 Finding pageable_non_blocking(const CopyEvent& e);
+/// A host-to-device result copied into another tensor on its device, then freed.
+Finding transient_device_copy(const CopyEvent& e);
 /// The storage a move replaced is still alive: `bytes` held on the old device.
 Finding stale_after_move(const MoveEvent& e, std::int64_t bytes);
 

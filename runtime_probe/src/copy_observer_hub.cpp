@@ -18,12 +18,17 @@ namespace {
 constexpr std::size_t kMaxUnread = 1 << 16;
 // Moves kept before expired ones are pruned.
 constexpr std::size_t kPruneMoves = 4096;
+// Host-to-device results remembered before dead ones are judged; past
+// kMaxStaged live ones, new ones are not remembered.
+constexpr std::size_t kSettleStaged = 4096;
+constexpr std::size_t kMaxStaged = 1 << 16;
 
 }  // namespace
 
 std::atomic<bool> Hub::active_{false};
 std::atomic<std::size_t> Hub::unread_{0};
 std::atomic<bool> Hub::stacks_{false};
+std::atomic<std::size_t> Hub::staged_count_{0};
 
 Hub& Hub::get() {
   static Hub* hub = new Hub;  // intentionally leaked, see the header
@@ -70,6 +75,8 @@ void Hub::detach(CopyObserver::State* state) {
     }
     overflow_ = false;
     moves_.clear();
+    staged_.clear();
+    staged_count_.store(0, std::memory_order_relaxed);
     publish();
   }
 }
@@ -112,6 +119,7 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
     if (facts.pageable_non_blocking)
       s->sites.add(Verdict::pageable_non_blocking, event, facts.stack, ordinal - s->copies);
   }
+  if (facts.from || facts.staged) stage(event, facts, seq, ordinal);
   if (!facts.dst) return;
   if (tracked_.size() >= kMaxUnread) {
     overflow_ = true;
@@ -128,6 +136,45 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
   if (facts.stack) t.stack = *facts.stack;
   tracked_.emplace(context, std::move(t));
   publish();
+}
+
+void Hub::stage(const CopyEvent& event, CopyFacts& facts, std::uint64_t seq,
+                std::uint64_t ordinal) {
+  if (facts.from) {
+    auto it = staged_.find(facts.from);
+    // The first copy reading it decides what it was for.
+    if (it != staged_.end() && it->second.into.expired() && !it->second.storage.expired()) {
+      std::string name = facts.into_impl ? name_of(facts.into_impl) : std::string();
+      it->second.into = std::move(facts.into);
+      it->second.event.into = name.empty() ? std::move(facts.into_what) : std::move(name);
+    }
+  }
+  if (!facts.staged) return;
+  if (staged_.size() >= kSettleStaged) settle();
+  if (staged_.size() >= kMaxStaged) return;
+  Staged s{std::move(facts.staged_weak), seq, ordinal, event, {}, no_storage()};
+  if (facts.stack) s.stack = *facts.stack;
+  staged_.insert_or_assign(facts.staged, std::move(s));
+  staged_count_.store(staged_.size(), std::memory_order_relaxed);
+}
+
+void Hub::settle() {
+  for (auto it = staged_.begin(); it != staged_.end();) {
+    const Staged& s = it->second;
+    if (!s.storage.expired()) {
+      ++it;
+      continue;
+    }
+    if (!s.into.expired()) {
+      for (CopyObserver::State* o : observers_) {
+        if (s.seq <= o->since) continue;
+        o->sites.add(Verdict::transient, s.event, s.stack.size ? &s.stack : nullptr,
+                     s.ordinal - o->copies);
+      }
+    }
+    it = staged_.erase(it);
+  }
+  staged_count_.store(staged_.size(), std::memory_order_relaxed);
 }
 
 void Hub::moved(MoveEvent event, WeakStorage old_storage, const c10::TensorImpl* self) {
@@ -197,6 +244,7 @@ Report Hub::report(const CopyObserver::State& state) {
   std::vector<c10::intrusive_ptr<c10::StorageImpl>> held;  // released unlocked
   {
     std::lock_guard<std::mutex> lock(mu_);
+    settle();
     sites = state.sites.snapshot();
     for (const Move& m : moves_) {
       if (m.seq <= state.since) continue;

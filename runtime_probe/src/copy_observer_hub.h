@@ -69,6 +69,14 @@ struct CopyFacts {
   WeakStorage src = no_storage();
   const c10::TensorImpl* src_impl = nullptr;  // compared only, for a watched name
   const Stack* stack = nullptr;               // where, when captured
+  // transient-device-copy: a host-to-device result (may be a temporary), and
+  // a same-device copy_ reading `from` into `into` (described by into_what).
+  const c10::StorageImpl* staged = nullptr;
+  WeakStorage staged_weak = no_storage();
+  const c10::StorageImpl* from = nullptr;
+  WeakStorage into = no_storage();
+  const c10::TensorImpl* into_impl = nullptr;  // compared only, for a watched name
+  std::string into_what;
 };
 
 /// RecordFunction registration (copy_observer.cpp).
@@ -84,6 +92,8 @@ class Hub {
   /// Whether any tracked copy is alive and unread.
   static bool has_unread() { return unread_.load(std::memory_order_relaxed) != 0; }
   static bool capture_stacks() { return stacks_.load(std::memory_order_relaxed); }
+  /// Whether host-to-device results are remembered (transient-device-copy).
+  static bool has_staged() { return staged_count_.load(std::memory_order_relaxed) != 0; }
 
   void attach(CopyObserver::State* state);
   void detach(CopyObserver::State* state);
@@ -110,6 +120,17 @@ class Hub {
     CopyEvent event;
     Stack stack;
   };
+  // A host-to-device result, remembered until it dies: if the first
+  // same-device copy reading it wrote into a tensor that outlives it, the
+  // result was a temporary (transient-device-copy).
+  struct Staged {
+    WeakStorage storage;
+    std::uint64_t seq;
+    std::uint64_t ordinal;
+    CopyEvent event;
+    Stack stack;
+    WeakStorage into = no_storage();
+  };
   struct Move {
     WeakStorage old_storage;
     std::uint64_t seq;
@@ -117,12 +138,16 @@ class Hub {
   };
 
   void publish() { unread_.store(tracked_.size(), std::memory_order_relaxed); }
+  void stage(const CopyEvent& event, CopyFacts& facts, std::uint64_t seq, std::uint64_t ordinal);
+  /// Judges the staged results that died; callers hold mu_.
+  void settle();
   void record(const std::string& kind, const Tracked& t);
   std::string name_of(const c10::TensorImpl* impl) const;
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
   static std::atomic<bool> stacks_;
+  static std::atomic<std::size_t> staged_count_;
 
   std::mutex mu_;
   std::vector<CopyObserver::State*> observers_;
@@ -132,6 +157,7 @@ class Hub {
   std::unordered_map<void*, Tracked> tracked_;  // by the allocation's context
   bool overflow_ = false;
   std::vector<Move> moves_;
+  std::unordered_map<const c10::StorageImpl*, Staged> staged_;  // weakly held: no address reuse
   Symbols symbols_;  // stack hash -> user frame, shared by every observer
 };
 

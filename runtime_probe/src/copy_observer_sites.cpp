@@ -26,6 +26,7 @@ Finding make(const Site& s) {
     case Verdict::discarded: return discarded_copy(s.event);
     case Verdict::pinned_block_held: return pinned_block_held(s.event);
     case Verdict::pageable_non_blocking: return pageable_non_blocking(s.event);
+    case Verdict::transient: return transient_device_copy(s.event);
   }
   return {};
 }
@@ -71,7 +72,14 @@ void Sites::add(Verdict verdict, const CopyEvent& event, const Stack* stack,
   Site& s = it->second;
   ++s.count;
   s.bytes += event.bytes;
-  s.last = ordinal;
+  // Verdicts arrive when copies are freed or settled, not in copy order:
+  // the site shows its earliest copy (the overflow site keeps "various").
+  if (ordinal < s.first && !overflowed_) {
+    s.event = event;
+    if (stack) s.stack = *stack;
+  }
+  s.first = std::min(s.first, ordinal);
+  s.last = std::max(s.last, ordinal);
 }
 
 std::vector<Site> Sites::snapshot() const {

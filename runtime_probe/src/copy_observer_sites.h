@@ -17,7 +17,12 @@
 namespace devcopy::observer {
 
 /// Which finding a copy gave.
-enum class Verdict : std::uint8_t { discarded, pinned_block_held, pageable_non_blocking };
+enum class Verdict : std::uint8_t {
+  discarded,
+  pinned_block_held,
+  pageable_non_blocking,
+  transient,
+};
 
 struct Site {
   Verdict verdict;

@@ -17,8 +17,12 @@ grep -q 'clangd version 19' "$work/version" || fail "not clangd 19: $(cat "$work
 
 # Same options, hidden ones included (the USAGE line names the binary).
 help() { "$1" --help-list-hidden | sed 's/^USAGE: [^ ]*/USAGE: clangd/'; }
-help "$ours" >"$work/ours.help"
+grep -q 'devcopy version ' "$work/version" || fail "no devcopy version: $(cat "$work/version")"
+# The same options as clangd-19; the help ends with the devcopy checks.
+help "$ours" >"$work/ours.full"
 help "$stock" >"$work/stock.help"
+grep -q '^  devcopy-discarded-copy  ' "$work/ours.full" || fail "--help lists no devcopy check"
+sed '/^devcopy checks (/,$d' "$work/ours.full" | sed '${/^$/d}' >"$work/ours.help"
 diff -u "$work/stock.help" "$work/ours.help" || fail "the options differ from clangd-19's"
 
 # Same cc1 command for the fixture. --check prints no warnings, but

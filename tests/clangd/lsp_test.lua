@@ -4,8 +4,11 @@
 --
 --   nvim --headless -u NONE -c 'luafile lsp_test.lua'
 --
+-- The client is started by the Neovim snippet of README.md (DEVCOPY_README),
+-- extracted and run as a user's ftplugin would run it.
+--
 -- Environment: DEVCOPY_CLANGD (server), DEVCOPY_LSP_FILE (fixture),
--- DEVCOPY_LSP_CDB (directory holding compile_commands.json), optional
+-- DEVCOPY_LSP_CDB (directory holding compile_commands.json), DEVCOPY_README, optional
 -- DEVCOPY_LSP_MUTATE=range|missing (corrupt the expectations: the test must
 -- then fail; ctest checks that it does, so the assertions are known to bite),
 -- optional DEVCOPY_LSP_EXPECT: a file of `<check> <line>:<col>` lines (what
@@ -133,6 +136,22 @@ local function compare(what, expected, diags)
   end
 end
 
+-- The Lua block that follows the `neovim-snippet` marker in README.md.
+local function readme_snippet(readme)
+  local text = table.concat(vim.fn.readfile(readme), '\n')
+  local marker = text:find('<!-- neovim-snippet', 1, true)
+  assert(marker, 'lsp_test: no neovim-snippet marker in ' .. readme)
+  local body = text:match('```lua\n(.-)\n```', marker)
+  assert(body, 'lsp_test: no ```lua block after the marker in ' .. readme)
+  return body
+end
+
+-- The clients attached to a buffer, on Neovim 0.7 as on current versions.
+local function clients_of(bufnr)
+  if vim.lsp.get_clients then return vim.lsp.get_clients({ bufnr = bufnr }) end
+  return vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+end
+
 local function run()
   local server = env('DEVCOPY_CLANGD')
   local file = env('DEVCOPY_LSP_FILE')
@@ -140,23 +159,33 @@ local function run()
 
   -- Latest publishDiagnostics per document version.
   local published = {}
-  local client_id = vim.lsp.start_client({
-    name = 'devcopy-clangd',
-    cmd = { server, '--compile-commands-dir=' .. cdb, '--background-index=false',
-            '--log=error' },
-    root_dir = vim.fn.fnamemodify(file, ':h'),
-    handlers = {
-      ['textDocument/publishDiagnostics'] = function(_, result)
-        published[result.version or -1] = result.diagnostics
-      end,
-    },
-  })
-  assert(client_id, 'could not start ' .. server)
+  vim.lsp.handlers['textDocument/publishDiagnostics'] = function(_, result)
+    published[result.version or -1] = result.diagnostics
+  end
 
+  -- The client comes from the README's own snippet, run as the ftplugin it
+  -- is meant for (the fixture's buffer current); only its placeholder path
+  -- becomes the server under test, with the test's compile database.
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local bufnr = vim.api.nvim_get_current_buf()
-  vim.lsp.buf_attach_client(bufnr, client_id)
-  local client = vim.lsp.get_client_by_id(client_id)
+  local placeholder = "'/path/to/devcopy/build/analyzer/devcopy-clangd'"
+  local snippet = readme_snippet(env('DEVCOPY_README'))
+  local at = snippet:find(placeholder, 1, true)
+  assert(at, 'lsp_test: the README snippet no longer names ' .. placeholder)
+  local cmd = string.format('%q, %q, %q, %q', server, '--compile-commands-dir=' .. cdb,
+                            '--background-index=false', '--log=error')
+  snippet = snippet:sub(1, at - 1) .. cmd .. snippet:sub(at + #placeholder)
+  assert(loadstring(snippet, '=README.md snippet'))()
+
+  local client
+  vim.wait(TIMEOUT_MS, function()
+    for _, c in ipairs(clients_of(bufnr)) do
+      if c.name == 'devcopy-clangd' then client = c end
+    end
+    return client ~= nil
+  end, 20)
+  assert(client, 'the README snippet attached no devcopy-clangd client to ' .. file)
+  log('README snippet attached client ' .. client.id .. ' (root ' .. tostring(client.config.root_dir) .. ')')
 
   local function diagnostics_for_current_version(what)
     -- The version is known once the client has sent didOpen/didChange.

@@ -6,12 +6,18 @@
   DEVCOPY_BUILD pointing at this build and RUNNER_TEMP at a temporary
   directory; the file the upload step names must exist and pass Microsoft's
   SARIF validator. The build step must build the binary the step runs.
+  The step runs twice: the second run must reuse the results cache that
+  the workflow's actions/cache step keeps, and upload the same report.
+- .github/workflows/devcopy-sharded.yml: each matrix job's analysis step,
+  its shard file handed over as the artifact steps say, then the merge job's
+  step: the merged SARIF must equal the unsharded workflow's, byte for byte.
 - .pre-commit-hooks.yaml: the hook's entry and args run as pre-commit would,
   on the staged files its `files` pattern selects, in a mock-header project.
 
 Usage: ci_recipe.py --source DIR --build DIR --devcopy BIN --mock DIR --validator BIN
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -26,6 +32,23 @@ import yaml
 from cli_e2e import TEMP_DIRS, Failure, check, validate_sarif
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def expand(text, **context):
+    """GitHub's ${{ a.b }} expressions in `text`, from `context` ("a.b")."""
+    def value(m):
+        key = m[1].strip()
+        check(key in context, f"unexpected expression ${{{{ {key} }}}} in the recipe")
+        return str(context[key])
+    return re.sub(r"\$\{\{([^}]*)\}\}", value, text)
+
+
+def run_step(step, args, env):
+    # GitHub runs `shell: bash` as `bash --noprofile --norc -eo pipefail {0}`.
+    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step],
+                       cwd=args.source, env=env, capture_output=True, text=True, timeout=900)
+    print(p.stderr, end="")
+    return p
 
 
 def workflow(args):
@@ -44,28 +67,78 @@ def workflow(args):
     check(job["env"]["DEVCOPY_BUILD"] in build_step or "$DEVCOPY_BUILD" in build_step,
           "the build step uses DEVCOPY_BUILD")
 
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    check(steps.index(cache) < steps.index(step), "the cache is restored before the analysis")
+    cache_dir = expand(cache["with"]["path"], **{"env.DEVCOPY_BUILD": args.build})
+    check(cache_dir == os.path.join(args.build, ".devcopy-cache"),
+          f"the cache step keeps {cache_dir}, not the folder devcopy writes")
+
     temp = tempfile.mkdtemp(prefix="devcopy_ci_")
     TEMP_DIRS.append(temp)
     env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp)
-    # GitHub runs `shell: bash` as `bash --noprofile --norc -eo pipefail {0}`.
-    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                       cwd=args.source, env=env, capture_output=True, text=True, timeout=900)
-    print(p.stderr, end="")
+    p = run_step(step["run"], args, env)
     check(p.returncode in (0, 1), f"the devcopy step failed with exit code {p.returncode}")
-    sarif = re.sub(r"\$\{\{\s*runner\.temp\s*\}\}", temp, upload["with"]["sarif_file"])
+    sarif = expand(upload["with"]["sarif_file"], **{"runner.temp": temp})
     check(os.path.isfile(sarif), f"the upload step's sarif_file {sarif} was not written")
+    check(glob.glob(os.path.join(cache_dir, "*", "*", "*.json")), f"no cache entries in {cache_dir}")
+    with open(sarif) as f:
+        first = f.read()
+    again = run_step(step["run"], args, env)
+    check(again.returncode == p.returncode and "unit(s) unchanged" in again.stderr,
+          f"the second run must reuse the cache:\n{again.stderr}")
+    with open(sarif) as f:
+        check(f.read() == first, "the warm run uploaded another report")
     validate_sarif(args, sarif)
     with open(sarif) as f:
         run = json.load(f)["runs"][0]
     check(run["tool"]["driver"]["rules"], "rules from rules/ in the upload")
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
     check(all(u.startswith("examples/") for u in uris), f"repository-relative paths: {uris}")
-    print(f"workflow: exit {p.returncode}, {len(run['results'])} result(s) uploaded")
+    print(f"workflow: exit {p.returncode}, {len(run['results'])} result(s) uploaded, warm rerun "
+          "identical")
     if p.returncode == 1 and os.path.exists(os.path.join(args.source, ".devcopy-baseline.json")):
         # Not the recipe's fault (this build may hold more examples than CI's):
         # say how to refresh the repository's own baseline.
         print("note: findings missing from .devcopy-baseline.json; if intended, refresh it with "
               "build/analyzer/devcopy analyze -p build examples --write-baseline .devcopy-baseline.json")
+    return sarif
+
+
+def sharded_workflow(args, unsharded_sarif):
+    with open(os.path.join(args.source, ".github/workflows/devcopy-sharded.yml")) as f:
+        wf = yaml.safe_load(f)
+    analyze, merge = wf["jobs"]["analyze"], wf["jobs"]["merge"]
+    check(merge["needs"] == "analyze", "the merge job waits for the analysis jobs")
+    shards = analyze["strategy"]["matrix"]["shard"]
+    check(shards == list(range(1, len(shards) + 1)) and int(wf["env"]["DEVCOPY_SHARDS"]) == len(shards),
+          "the matrix lists shards 1..DEVCOPY_SHARDS")
+    step = next(s for s in analyze["steps"] if s.get("id") == "devcopy")
+    upload = next(s for s in analyze["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    download = next(s for s in merge["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    merge_step = next(s for s in merge["steps"] if s.get("id") == "merge")
+    sarif_upload = next(s for s in merge["steps"]
+                        if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    check("--target devcopy" in "\n".join(s.get("run", "") for s in merge["steps"]),
+          "the merge job builds devcopy")
+
+    temp = tempfile.mkdtemp(prefix="devcopy_ci_sharded_")
+    TEMP_DIRS.append(temp)
+    env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp,
+               DEVCOPY_SHARDS=str(wf["env"]["DEVCOPY_SHARDS"]))
+    downloaded = expand(download["with"]["path"], **{"runner.temp": temp})
+    os.makedirs(downloaded)
+    for k in shards:  # each matrix job, on its own machine
+        p = run_step(expand(step["run"], **{"matrix.shard": k}), args, env)
+        check(p.returncode == 0, f"shard {k} failed with exit code {p.returncode}")
+        artifact = expand(upload["with"]["path"], **{"matrix.shard": k, "runner.temp": temp})
+        check(os.path.isfile(artifact), f"shard {k} did not write {artifact}")
+        shutil.move(artifact, downloaded)  # upload-artifact, then download-artifact
+    p = run_step(merge_step["run"], args, env)
+    check(p.returncode in (0, 1), f"the merge step failed with exit code {p.returncode}")
+    sarif = expand(sarif_upload["with"]["sarif_file"], **{"runner.temp": temp})
+    with open(sarif) as f, open(unsharded_sarif) as g:
+        check(f.read() == g.read(), "the merged SARIF differs from the unsharded workflow's")
+    print(f"sharded workflow: {len(shards)} shards merged into the unsharded report")
 
 
 def pre_commit(args):
@@ -107,7 +180,7 @@ def main():
     args.build = os.path.abspath(args.build)
     try:
         pre_commit(args)
-        workflow(args)
+        sharded_workflow(args, workflow(args))
     except Failure as e:
         sys.exit(f"FAIL ci_recipe: {e}")
     for d in TEMP_DIRS:

@@ -111,41 +111,68 @@ TEST(Baseline, HidesKnownFindingsAfterAShiftAndKeepsNewOnes) {
   std::vector<Finding> old{findingAt(v1, 13, "devcopy-x", src1)};
   assignFingerprints(old, src1, tempDir());
   std::string error, path = tempDir() + "/baseline.json";
-  ASSERT_TRUE(Baseline::write(path, old, tempDir(), error)) << error;
+  ASSERT_FALSE(bool(Baseline::write(path, old, tempDir())));
 
   writeFile("base.cpp", "#include <vector>\nvoid f() {\n  x.to(dev);\n  y.cuda();\n}\n");
   SourceText src2;
   std::vector<Finding> now{findingAt(v1, 31, "devcopy-x", src2),
                            findingAt(v1, 44, "devcopy-x", src2)};
   assignFingerprints(now, src2, tempDir());
-  auto baseline = Baseline::read(path, error);
-  ASSERT_TRUE(baseline) << error;
-  EXPECT_EQ(baseline->removeKnown(now), 1u);
+  auto baseline = Baseline::read(path);
+  ASSERT_TRUE(bool(baseline)) << llvm::toString(baseline.takeError());
+  std::vector<Finding> again = now;
+  EXPECT_EQ(baseline->removeKnown(again), 1u);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].where.line, 4u);
+  // classify keeps the known one, marked, and reports gone entries as absent.
+  std::vector<Finding> known, absent;
+  baseline->classify(now, known, absent, tempDir());
   ASSERT_EQ(now.size(), 1u);
-  EXPECT_EQ(now[0].where.line, 4u);
+  EXPECT_EQ(now[0].baselineState, "new");
+  ASSERT_EQ(known.size(), 1u);
+  EXPECT_EQ(known[0].baselineState, "unchanged");
+  EXPECT_EQ(known[0].where.line, 3u);
+  EXPECT_TRUE(absent.empty());
+  std::vector<Finding> none, known2, absent2;
+  baseline->classify(none, known2, absent2, tempDir());
+  ASSERT_EQ(absent2.size(), 1u);
+  EXPECT_EQ(absent2[0].baselineState, "absent");
+  EXPECT_EQ(absent2[0].where.file, v1);
+  EXPECT_EQ(absent2[0].where.line, 2u);
+  EXPECT_EQ(absent2[0].rule, "devcopy-x");
+  EXPECT_EQ(absent2[0].fingerprint, old[0].fingerprint);
 }
 
 TEST(Baseline, BadFilesGiveOneLineErrorsNamingTheFile) {
-  std::string error;
-  EXPECT_FALSE(Baseline::read(tempDir() + "/missing.json", error));
+  auto missing = Baseline::read(tempDir() + "/missing.json");
+  ASSERT_FALSE(bool(missing));
+  std::string error = llvm::toString(missing.takeError());
   EXPECT_NE(error.find("missing.json"), std::string::npos);
   EXPECT_NE(error.find("--write-baseline"), std::string::npos);
   for (const char* bad : {"{not json", "{\"version\": 7, \"entries\": []}",
                           "{\"version\": 1, \"entries\": [{\"rule\": \"x\"}]}"}) {
     std::string path = writeFile("bad.json", bad);
-    error.clear();
-    EXPECT_FALSE(Baseline::read(path, error)) << bad;
+    auto b = Baseline::read(path);
+    ASSERT_FALSE(bool(b)) << bad;
+    error = llvm::toString(b.takeError());
     EXPECT_NE(error.find(path), std::string::npos) << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }
 }
 
+/// parseOptions' action, or the error's message.
+std::string parse(std::vector<const char*> argv, Options& o) {
+  llvm::Expected<Action> a = parseOptions(int(argv.size()), argv.data(), o);
+  if (!a) return "error: " + llvm::toString(a.takeError());
+  return *a == Action::Analyze ? "analyze" : *a == Action::Help ? "help" : "version";
+}
+
 TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
-  const char* good[] = {"devcopy", "analyze", "-p", "build", "--format=sarif", "--jobs", "3",
-                        "--checks", "-*,devcopy-x", "--baseline", "b.json", "--fix", "src"};
   Options o;
-  std::string error;
-  ASSERT_EQ(parseOptions(13, good, o, error), Action::Analyze) << error;
+  ASSERT_EQ(parse({"devcopy", "analyze", "-p", "build", "--format=sarif", "--jobs", "3",
+                   "--checks", "-*,devcopy-x", "--baseline", "b.json", "--fix", "src"},
+                  o),
+            "analyze");
   EXPECT_EQ(o.buildDir, "build");
   EXPECT_EQ(o.format, "sarif");
   EXPECT_EQ(o.jobs, 3u);
@@ -161,33 +188,109 @@ TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
       {"devcopy", "analyze", "--jobs", "two"},
       {"devcopy", "analyze", "--format", "xml"},
       {"devcopy", "analyze", "-p"},
+      {"devcopy", "analyze", "--quiet=maybe"},
+      {"devcopy", "analyze", "--config", "{}", "--config-file", "c.yaml"},
       {"devcopy", "analyze", "--baseline", "b", "--write-baseline", "b"}};
   for (auto& argv : bad) {
     Options opts;
-    error.clear();
-    EXPECT_EQ(parseOptions(int(argv.size()), argv.data(), opts, error), Action::Error)
-        << argv.back();
-    EXPECT_FALSE(error.empty());
-    EXPECT_EQ(error.find('\n'), std::string::npos);
+    std::string error = parse(argv, opts);
+    EXPECT_EQ(error.rfind("error: ", 0), 0u) << argv.back() << ": " << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }
+  Options opts;
+  EXPECT_EQ(parse({"devcopy", "analyze", "--chekcs=x"}, opts),
+            "error: unknown option '--chekcs=x'; did you mean '--checks=x'? (see devcopy analyze "
+            "--help)");
+  EXPECT_EQ(parse({"devcopy", "analyze", "-p"}, opts),
+            "error: option '-p' needs a value (see devcopy analyze --help)");
+}
+
+TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
+  // Parsed twice in one process: llvm::cl's global state must not leak.
+  for (int round = 0; round < 2; ++round) {
+    Options o;
+    ASSERT_EQ(parse({"devcopy", "analyze", "-checks=-*,performance-avoid-endl",
+                     "--config={Checks: 'devcopy-*'}", "--header-filter", ".*",
+                     "--warnings-as-errors=devcopy-*", "--export-fixes=f.yaml", "--quiet",
+                     "--extra-arg=-DA", "--extra-arg", "-DB", "--extra-arg-before=-DC",
+                     "--rule-docs=https://x/rules", "-j", "2", "--", "-dash.cpp"},
+                    o),
+              "analyze");
+    EXPECT_EQ(*o.checks, "-*,performance-avoid-endl");
+    EXPECT_EQ(*o.config, "{Checks: 'devcopy-*'}");
+    EXPECT_EQ(*o.headerFilter, ".*");
+    EXPECT_EQ(*o.warningsAsErrors, "devcopy-*");
+    EXPECT_EQ(o.exportFixes, "f.yaml");
+    EXPECT_TRUE(o.quiet);
+    EXPECT_EQ(o.extraArgs, (std::vector<std::string>{"-DA", "-DB"}));
+    EXPECT_EQ(o.extraArgsBefore, std::vector<std::string>{"-DC"});
+    EXPECT_EQ(o.ruleDocs, "https://x/rules");
+    EXPECT_EQ(o.jobs, 2u);
+    EXPECT_EQ(o.paths, std::vector<std::string>{"-dash.cpp"});
+    // Nothing of the previous parse is left over.
+    Options fresh;
+    ASSERT_EQ(parse({"devcopy", "analyze"}, fresh), "analyze");
+    EXPECT_FALSE(fresh.checks || fresh.config || fresh.headerFilter || fresh.quiet);
+    EXPECT_TRUE(fresh.extraArgs.empty() && fresh.paths.empty());
+    EXPECT_EQ(fresh.jobs, 0u);
+    EXPECT_EQ(fresh.buildDir, ".");
+  }
+  Options o;
+  EXPECT_EQ(parse({"devcopy", "analyze", "--list-checks"}, o), "analyze");
+  EXPECT_TRUE(o.listChecks);
+  EXPECT_EQ(parse({"devcopy", "analyze", "--explain-config"}, o), "analyze");
+  EXPECT_TRUE(o.explainConfig);
+  // Help and version never exit the process from the parser.
+  EXPECT_EQ(parse({"devcopy", "--help"}, o), "help");
+  EXPECT_EQ(parse({"devcopy", "analyze", "-checks=x", "--help"}, o), "help");
+  EXPECT_EQ(parse({"devcopy", "analyze", "-help-hidden"}, o), "help");
+  EXPECT_EQ(parse({"devcopy", "--version"}, o), "version");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--jobs", "--", "--help"}, o), "help");
+  // llvm::cl would take "-hx" for the group "-h -x", print the help and exit.
+  EXPECT_EQ(parse({"devcopy", "analyze", "--heAp"}, o),
+            "error: unknown option '--heAp' (see devcopy analyze --help)");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--header-filter=x"}, o), "analyze");
 }
 
 TEST(Writers, TextIsClangStyle) {
-  std::string file = writeFile("t.cpp", "int a;\nx.to(dev);\n");
+  std::string file = writeFile("t.cpp", "int a;\n\tx.to(dev);\n");
   SourceText src;
   Results r;
-  r.findings.push_back(findingAt(file, 7, "devcopy-x", src));
+  r.findings.push_back(findingAt(file, 10, "devcopy-x", src));  // "to", after a tab
+  Finding& f = r.findings[0];
+  Range range;
+  range.begin = f.where;
+  range.begin.offset = 8;  // "x.to(dev)"
+  range.end = f.where;
+  range.end.offset = 17;
+  src.locate(range.begin);
+  src.locate(range.end);
+  f.ranges.push_back(range);
+  Edit insert;
+  insert.begin = range.begin;
+  insert.end = range.begin;
+  insert.text = "x = ";
+  f.fixes.push_back(insert);
   Note n;
   n.where.file = file;
   n.where.offset = 0;
   src.locate(n.where);
   n.message = "moved here";
-  r.findings[0].notes.push_back(n);
+  f.notes.push_back(n);
   std::string text;
   llvm::raw_string_ostream os(text);
-  writeText(os, r, tempDir());
+  writeText(os, r, src, tempDir());
   os.flush();
-  EXPECT_EQ(text, "t.cpp:2:1: warning: copy discarded [devcopy-x]\nt.cpp:1:1: note: moved here\n");
+  // clang's layout: gutter, the line with its tab expanded, `~` over the
+  // range, `^` at the location, the inserted text under its column.
+  EXPECT_EQ(text,
+            "t.cpp:2:4: warning: copy discarded [devcopy-x]\n"
+            "    2 |         x.to(dev);\n"
+            "      |         ~~^~~~~~~\n"
+            "      |         x = \n"
+            "t.cpp:1:1: note: moved here\n"
+            "    1 | int a;\n"
+            "      | ^\n");
 }
 
 TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
@@ -210,7 +313,7 @@ TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
   assignFingerprints(r.findings, src, tempDir());
   std::string text;
   llvm::raw_string_ostream os(text);
-  writeSarif(os, r, src, tempDir());
+  writeSarif(os, r, src, tempDir(), "https://example.com/rules/");
   os.flush();
   auto doc = json::parse(text);
   ASSERT_TRUE(bool(doc)) << llvm::toString(doc.takeError());
@@ -225,6 +328,8 @@ TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
   EXPECT_EQ(r0->getObject("help")->getString("markdown"),
             std::string(devcopy::rules::find(rule)->help));
   EXPECT_TRUE(r0->getObject("fullDescription")->getString("text"));
+  EXPECT_EQ(r0->getString("helpUri"), "https://example.com/rules/" + rule + ".md");
+  EXPECT_TRUE(run->getObject("tool")->getObject("driver")->getString("informationUri"));
   const json::Object* res = (*run->getArray("results"))[0].getAsObject();
   EXPECT_EQ(res->getString("ruleId"), rule);
   EXPECT_EQ(res->getInteger("ruleIndex"), 0);

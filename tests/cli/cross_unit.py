@@ -103,6 +103,17 @@ def case_analyze(args, root):
     units = {os.path.relpath(u["file"], root) for u in facts["units"]}
     check(units == {f"src/{s}" for s in SOURCES}, f"facts units: {units}")
 
+    # Warm: every unit's facts come from the results cache; the join and the
+    # facts file are the same, byte for byte.
+    with open(os.path.join(root, "devcopy-facts.json")) as f:
+        cold_facts = f.read()
+    warm = run([args.devcopy, "analyze", "--no-progress", "--format", "json"], root)
+    check(f"{len(SOURCES)} of {len(SOURCES)} unit(s) unchanged" in warm.stderr,
+          f"a second run must reuse every unit:\n{warm.stderr}")
+    check(warm.stdout == p.stdout, "cached cross-unit findings differ from the cold run's")
+    with open(os.path.join(root, "devcopy-facts.json")) as f:
+        check(f.read() == cold_facts, "the facts file written from the cache differs")
+
     # One PATH: the other units' facts come from the last run's file.
     p = run([args.devcopy, "analyze", "--no-progress", "--format", "json", "src/main.cpp"], root)
     got = {f["line"] for f in json.loads(p.stdout)["findings"] if f["rule"] == RULE}

@@ -9,9 +9,8 @@
 #include "Baseline.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::string error;
   auto b = devcopy::cli::Baseline::parse(
-      llvm::StringRef(reinterpret_cast<const char*>(data), size), "fuzz.json", error);
-  if (!b) devcopy::fuzz::checkError(error);
+      llvm::StringRef(reinterpret_cast<const char*>(data), size), "fuzz.json");
+  if (!b) devcopy::fuzz::checkError(llvm::toString(b.takeError()));
   return 0;
 }

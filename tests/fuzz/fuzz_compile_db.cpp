@@ -10,12 +10,10 @@
 #include "llvm/Support/Path.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::string error;
   auto commands = devcopy::cli::loadCompileDatabase(
-      llvm::StringRef(reinterpret_cast<const char*>(data), size), "/build/compile_commands.json",
-      error);
+      llvm::StringRef(reinterpret_cast<const char*>(data), size), "/build/compile_commands.json");
   if (!commands) {
-    devcopy::fuzz::checkError(error);
+    devcopy::fuzz::checkError(llvm::toString(commands.takeError()));
     return 0;
   }
   for (const auto& c : *commands)  // every path the runner sees is absolute

@@ -9,9 +9,8 @@
 #include "Readers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::string error;
   auto options = devcopy::cli::parseConfigText(
-      llvm::StringRef(reinterpret_cast<const char*>(data), size), "/p/.clang-tidy", error);
-  if (!options) devcopy::fuzz::checkError(error);
+      llvm::StringRef(reinterpret_cast<const char*>(data), size), "/p/.clang-tidy");
+  if (!options) devcopy::fuzz::checkError(llvm::toString(options.takeError()));
   return 0;
 }

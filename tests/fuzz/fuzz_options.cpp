@@ -1,5 +1,6 @@
 // libFuzzer target: devcopy's command line. The input is split at NUL bytes
-// into arguments after "devcopy".
+// into arguments after "devcopy". llvm::cl keeps its state between
+// parses; parseOptions resets it, so every input starts afresh.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -22,10 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   args.push_back(current);
   std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
+  for (const std::string& a : args) {
+    // A response file (@FILE) would read whatever file the input names.
+    if (!a.empty() && a[0] == '@') return 0;
+    argv.push_back(a.c_str());
+  }
   devcopy::cli::Options opts;
-  std::string error;
-  auto action = devcopy::cli::parseOptions(int(argv.size()), argv.data(), opts, error);
-  if (action == devcopy::cli::Action::Error) devcopy::fuzz::checkError(error);
+  auto action = devcopy::cli::parseOptions(int(argv.size()), argv.data(), opts);
+  if (!action) devcopy::fuzz::checkError(llvm::toString(action.takeError()));
   return 0;
 }

@@ -2,6 +2,7 @@
 // (fingerprinted on each, confirmed through a bounded staging buffer, peer to
 // peer or through the host) and a layer left behind on one GPU after the
 // model moved to another. Needs 2 CUDA devices; skips, saying so, on fewer.
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <devcopy/gtest.h>
 #include <torch/torch.h>
 
@@ -62,6 +63,27 @@ TEST_F(TwoGpus, ALayerLeftBehindOnCuda0) {
   EXPECT_TRUE(saw1) << r;
   stale.clear();
   EXPECT_TRUE(devcopy::inspect(*net, o).findings(kUnreachable).empty());
+}
+
+// Different amounts on each GPU, so a report that mixed up device indices
+// fails: each device's line must carry its own allocator's figures.
+TEST_F(TwoGpus, PerDeviceMemoryMatchesTheAllocator) {
+  torch::nn::Module m;
+  m.register_parameter("a", at::randn({1024, 1024}, at::Device(at::kCUDA, 0)));  // 4 MiB
+  m.register_parameter("b", at::randn({3 * 1024, 1024}, at::Device(at::kCUDA, 1)));  // 12 MiB
+  torch::cuda::synchronize();
+  Report r = devcopy::inspect(m);
+  ASSERT_EQ(r.devices().size(), 2u) << r;
+  for (const auto& d : r.devices()) {
+    const int index = std::stoi(d.device.substr(5));
+    const auto stats =
+        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+    // Index 0 is StatType::AGGREGATE.
+    EXPECT_EQ(d.allocated_bytes, stats.allocated_bytes[0].current) << d.device << "\n" << r;
+    EXPECT_EQ(d.reserved_bytes, stats.reserved_bytes[0].current) << d.device << "\n" << r;
+    EXPECT_EQ(d.reserved_unused_bytes, d.reserved_bytes - d.allocated_bytes) << r;
+    EXPECT_EQ(d.reachable_bytes, (index == 0 ? 4 : 12) * MiB) << d.device << "\n" << r;
+  }
 }
 
 }  // namespace

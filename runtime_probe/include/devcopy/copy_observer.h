@@ -18,7 +18,7 @@
 // first and last occurrence).
 //
 // Rules reported (pages in rules/): discarded-copy, ineffective-non-blocking,
-// stale-after-move. The report also holds copies by route and dtype, and the
+// stale-after-move, transient-device-copy. The report also holds copies by route and dtype, and the
 // number of device-to-host synchronisations.
 #pragma once
 

@@ -73,6 +73,10 @@ struct Scalar {
   Scalar(double);
   Scalar(int);
   template <typename T> T to() const;
+  int toInt() const;
+  int64_t toLong() const;
+  float toFloat() const;
+  double toDouble() const;
 };
 } // namespace c10
 
@@ -90,6 +94,7 @@ public:
                 optional<MemoryFormat> memory_format = nullopt) const;
   int64_t numel() const;
   int64_t dim() const;
+  int64_t size(int64_t dim) const;
   size_t nbytes() const;
   Device device() const;
   TensorOptions options() const;
@@ -149,11 +154,15 @@ public:
   void record_stream(int stream) const;
   Tensor operator==(const Scalar &other) const;
   Tensor operator==(const Tensor &other) const;
+  Tensor operator>(const Scalar &other) const;
+  Tensor squeeze() const;
   Tensor &add_(const Tensor &other) const;
   Tensor operator+(const Tensor &other) const;
+  Tensor operator+(const Scalar &other) const;
   Tensor operator*(const Tensor &other) const;
   Tensor operator[](int64_t index) const;
   Tensor &operator=(const Scalar &v) &&;
+  Tensor &operator=(const Tensor &v) &&; // copies into the view
   void backward() const;
   // Reads that wait for the device (host syncs).
   bool is_nonzero() const;
@@ -216,6 +225,8 @@ inline at::Tensor randn_like(const at::Tensor &self, const at::TensorOptions &op
                              c10::optional<at::MemoryFormat> memory_format = c10::nullopt);
 inline at::Tensor one_hot(const at::Tensor &self, int64_t num_classes = -1);
 inline at::Tensor relu(const at::Tensor &self);
+inline at::Tensor argmax(const at::Tensor &self);
+inline at::Tensor multinomial(const at::Tensor &self, int64_t num_samples);
 inline at::Tensor &relu_(at::Tensor &self);
 inline at::Tensor from_blob(void *data, at::IntArrayRef sizes,
                             const at::TensorOptions &options = at::TensorOptions());
@@ -223,7 +234,7 @@ namespace detail {
 struct TensorDataContainer {
   TensorDataContainer(double);
   TensorDataContainer(std::initializer_list<TensorDataContainer>);
-  TensorDataContainer(const std::vector<double> &);
+  template <typename T> TensorDataContainer(const std::vector<T> &);
 };
 } // namespace detail
 inline at::Tensor tensor(detail::TensorDataContainer data, const at::TensorOptions &options = {});
