@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ git
+  clang-format-19  # scripts/check-format.sh (the ctest "format")
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 llvm-19-tools
   libclang-rt-19-dev  # ASan, UBSan and libFuzzer for scripts/test.sh's sanitizer build
   libtorch-dev libgtest-dev
