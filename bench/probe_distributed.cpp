@@ -22,27 +22,29 @@ namespace {
 // 250 blocks of a linear layer (weight, bias) and a norm (weight, bias).
 std::shared_ptr<torch::nn::Module> model(std::int64_t kib) {
   torch::manual_seed(0);
-  const std::int64_t width = std::max<std::int64_t>(8, static_cast<std::int64_t>(std::sqrt(kib * 256.0)));
+  const std::int64_t width = std::max<std::int64_t>(
+      8, static_cast<std::int64_t>(std::sqrt(kib * 256.0)));
   auto m = std::make_shared<torch::nn::Module>();
   for (int b = 0; b < 250; ++b) {
-    m->register_module("fc" + std::to_string(b), torch::nn::Linear(width, width));
+    m->register_module("fc" + std::to_string(b),
+                       torch::nn::Linear(width, width));
     auto norm = torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}));
     torch::NoGradGuard no_grad;
-    norm->weight.normal_();  // trained-looking: not constant
+    norm->weight.normal_(); // trained-looking: not constant
     norm->bias.normal_();
     m->register_module("norm" + std::to_string(b), norm);
   }
   return m;
 }
 
-template <class F>
-double median_ms(F&& f) {
+template <class F> double median_ms(F &&f) {
   std::vector<double> ms;
   for (int i = 0; i < 8; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     const auto t1 = std::chrono::steady_clock::now();
-    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (i > 0)
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
@@ -65,27 +67,31 @@ int rank_main(std::int64_t kib, double lone_ms) {
   barrier();
   if (devcopy_test::rank() == 0) {
     std::int64_t bytes = 0;
-    for (const auto& p : m->parameters()) bytes += p.nbytes();
-    std::printf(
-        "probe_distributed: %zu tensors, %s per rank, %d ranks (%s, 1 thread each), %zu replicated "
-        "categories found\n",
-        m->parameters().size(), devcopy::format_bytes(bytes).c_str(), devcopy_test::world(),
-        pg->getBackendName().c_str(),
-        r.replicated().size());
-    std::printf("  inspect (every rank at once) %.2f ms, inspect_distributed %.2f ms: ratio %.2f (target <= 1.5)\n",
+    for (const auto &p : m->parameters())
+      bytes += p.nbytes();
+    std::printf("probe_distributed: %zu tensors, %s per rank, %d ranks (%s, 1 "
+                "thread each), %zu replicated "
+                "categories found\n",
+                m->parameters().size(), devcopy::format_bytes(bytes).c_str(),
+                devcopy_test::world(), pg->getBackendName().c_str(),
+                r.replicated().size());
+    std::printf("  inspect (every rank at once) %.2f ms, inspect_distributed "
+                "%.2f ms: ratio %.2f (target <= 1.5)\n",
                 local_ms, dist_ms, dist_ms / local_ms);
-    std::printf("  a lone inspect (the launcher, before the ranks start): %.2f ms (inspect_distributed / lone: %.2f)\n",
+    std::printf("  a lone inspect (the launcher, before the ranks start): %.2f "
+                "ms (inspect_distributed / lone: %.2f)\n",
                 lone_ms, dist_ms / lone_ms);
   }
   return 0;
 }
 
-}  // namespace
+} // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 4;
   const std::int64_t kib = argc > 2 ? std::atoll(argv[2]) : 64;
-  if (devcopy_test::in_rank()) return rank_main(kib, argc > 3 ? std::atof(argv[3]) : 0);
+  if (devcopy_test::in_rank())
+    return rank_main(kib, argc > 3 ? std::atof(argv[3]) : 0);
   at::set_num_threads(1);
   double lone_ms = 0;
   {
@@ -95,11 +101,13 @@ int main(int argc, char** argv) {
   devcopy_test::StoreDir dir;
   bool overran = false;
   const std::vector<int> codes = devcopy_test::spawn_ranks(
-      ranks, {std::to_string(ranks), std::to_string(kib), std::to_string(lone_ms)}, dir.path(),
-      std::chrono::seconds(300), &overran);
+      ranks,
+      {std::to_string(ranks), std::to_string(kib), std::to_string(lone_ms)},
+      dir.path(), std::chrono::seconds(300), &overran);
   for (int c : codes)
     if (c != 0 || overran) {
-      std::fprintf(stderr, "probe_distributed: a rank failed (exit %d)%s\n", c, overran ? ", timed out" : "");
+      std::fprintf(stderr, "probe_distributed: a rank failed (exit %d)%s\n", c,
+                   overran ? ", timed out" : "");
       return 1;
     }
   return 0;

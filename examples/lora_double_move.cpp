@@ -1,4 +1,5 @@
-// The LoRA adapter that doubles VRAM (seeds/lora-adapter-doubles-vram.txt) in C++.
+// The LoRA adapter that doubles VRAM (seeds/lora-adapter-doubles-vram.txt) in
+// C++.
 //
 // Clip moves itself to the device in its own constructor. Ttd then applies an
 // adapter that rebuilds each layer on the host (copying the weights) while a
@@ -16,7 +17,8 @@
 struct ClipImpl : torch::nn::Module {
   ClipImpl(int layers, int width, torch::Device device) {
     for (int i = 0; i < layers; ++i)
-      blocks.push_back(register_module("block" + std::to_string(i), torch::nn::Linear(width, width)));
+      blocks.push_back(register_module("block" + std::to_string(i),
+                                       torch::nn::Linear(width, width)));
     eval();
     to(device); // the early move: everything built so far goes to the device
   }
@@ -58,7 +60,8 @@ struct TtdImpl : torch::nn::Module {
 TORCH_MODULE(Ttd);
 
 int main() {
-  const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  const torch::Device device =
+      torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
   Ttd ttd(/*layers=*/8, /*width=*/32, device);
   int64_t held = 0, live = 0;
   for (const auto &p : ttd->parameters())
@@ -66,8 +69,10 @@ int main() {
   for (const auto &layer : ttd->stray)
     for (const auto &p : layer->parameters())
       held += p.numel() * p.element_size();
-  auto y = ttd->forward(torch::randn({4, 32}, torch::TensorOptions().device(device)));
-  std::cout << "lora_double_move: device " << device << ", model parameters " << live
-            << " bytes, plus " << held << " bytes of replaced layers still held; output "
-            << y.sizes() << "\n";
+  auto y = ttd->forward(
+      torch::randn({4, 32}, torch::TensorOptions().device(device)));
+  std::cout << "lora_double_move: device " << device << ", model parameters "
+            << live << " bytes, plus " << held
+            << " bytes of replaced layers still held; output " << y.sizes()
+            << "\n";
 }

@@ -13,7 +13,8 @@ int main() {
   const bool cuda = torch::cuda::is_available();
   const torch::Device device = cuda ? torch::kCUDA : torch::kCPU;
   torch::nn::ModuleList layers;
-  for (int i = 0; i < 8; ++i) layers->push_back(torch::nn::Linear(64, 64));
+  for (int i = 0; i < 8; ++i)
+    layers->push_back(torch::nn::Linear(64, 64));
   layers->to(device);
   auto x = torch::randn({16, 64}, device);
 
@@ -24,7 +25,8 @@ int main() {
       out = torch::relu(layers[i]->as<torch::nn::Linear>()->forward(prev));
       // The seed's prev.to('cpu', non_blocking=True); on a CPU-only machine
       // copy=true makes the copy happen all the same.
-      if (offload) prev.to(torch::kCPU, /*non_blocking=*/true, /*copy=*/true);
+      if (offload)
+        prev.to(torch::kCPU, /*non_blocking=*/true, /*copy=*/true);
       prev = out;
     }
     return out;

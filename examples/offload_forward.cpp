@@ -15,8 +15,9 @@
 struct DeepModelImpl : torch::nn::Module {
   DeepModelImpl(int layer_num, int layer_size) {
     for (int i = 0; i < layer_num; ++i)
-      layers.push_back(register_module("layer" + std::to_string(i),
-                                       torch::nn::Linear(layer_size, layer_size)));
+      layers.push_back(
+          register_module("layer" + std::to_string(i),
+                          torch::nn::Linear(layer_size, layer_size)));
   }
 
   torch::Tensor forward(torch::Tensor x, bool offload) {
@@ -28,7 +29,8 @@ struct DeepModelImpl : torch::nn::Module {
     torch::Tensor prev = x;
     for (auto &layer : layers) {
       x = torch::relu(layer->forward(prev));
-      prev.to(torch::kCPU, /*non_blocking=*/true); // the copy is made, then dropped
+      prev.to(torch::kCPU,
+              /*non_blocking=*/true); // the copy is made, then dropped
       prev = x;
     }
     return x;
@@ -40,14 +42,17 @@ TORCH_MODULE(DeepModel);
 
 int main() {
   torch::manual_seed(0);
-  const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  const torch::Device device =
+      torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
   DeepModel model(/*layer_num=*/40, /*layer_size=*/64);
   model->to(device);
   auto x = torch::randn({16, 64}, torch::TensorOptions().device(device));
   auto plain = model->forward(x, /*offload=*/false);
   auto offloaded = model->forward(x, /*offload=*/true);
   offloaded.sum().backward();
-  std::cout << "offload_forward: device " << device << ", outputs equal: " << std::boolalpha
+  std::cout << "offload_forward: device " << device
+            << ", outputs equal: " << std::boolalpha
             << torch::allclose(plain, offloaded)
-            << " (the 'offload' changed nothing: every activation stayed on the device)\n";
+            << " (the 'offload' changed nothing: every activation stayed on "
+               "the device)\n";
 }

@@ -19,12 +19,16 @@ struct Net : torch::nn::Module {
     encoder = register_module("encoder", torch::nn::Linear(256, 256));
     decoder = register_module("decoder", torch::nn::Linear(256, 256));
     project = register_module("project", torch::nn::Linear(256, 1000));
-    register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({256})));
-    register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({256})));
-    register_buffer("shape_only", torch::empty({1024}, torch::TensorOptions().device(torch::kMeta)));
+    register_module("norm1",
+                    torch::nn::LayerNorm(torch::nn::LayerNormOptions({256})));
+    register_module("norm2",
+                    torch::nn::LayerNorm(torch::nn::LayerNormOptions({256})));
+    register_buffer(
+        "shape_only",
+        torch::empty({1024}, torch::TensorOptions().device(torch::kMeta)));
     torch::NoGradGuard no_grad;
-    project->weight.set_data(embed->weight);               // tied: one storage
-    decoder->weight.set_data(encoder->weight.clone());     // meant to tie: a copy
+    project->weight.set_data(embed->weight);           // tied: one storage
+    decoder->weight.set_data(encoder->weight.clone()); // meant to tie: a copy
   }
 };
 
@@ -32,7 +36,8 @@ int main() {
   Net net;
   devcopy::Report report = devcopy::inspect(net);
   std::cout << report << "\n" << report.to_json() << "\n";
-  std::cout << "\n== devcopy::check(net), DEVCOPY_PROBE=" << devcopy::to_string(devcopy::mode_from_env(devcopy::Mode::warn))
+  std::cout << "\n== devcopy::check(net), DEVCOPY_PROBE="
+            << devcopy::to_string(devcopy::mode_from_env(devcopy::Mode::warn))
             << " ==" << std::endl;
-  devcopy::check(net);  // off: silent; warn: the report on stderr; fail: throws
+  devcopy::check(net); // off: silent; warn: the report on stderr; fail: throws
 }

@@ -16,18 +16,20 @@
 struct Inner : torch::nn::Module {
   explicit Inner(torch::Device device) {
     for (int i = 0; i < 16; ++i)
-      register_module("layer" + std::to_string(i), torch::nn::Linear(2048, 2048));
-    to(device);  // too early: the owner moves it again
+      register_module("layer" + std::to_string(i),
+                      torch::nn::Linear(2048, 2048));
+    to(device); // too early: the owner moves it again
   }
 };
 
 struct Owner : torch::nn::Module {
-  std::vector<std::shared_ptr<torch::nn::Module>> stray;  // the adapter's old layers
+  std::vector<std::shared_ptr<torch::nn::Module>>
+      stray; // the adapter's old layers
   explicit Owner(torch::Device device) {
     auto inner = register_module("inner", std::make_shared<Inner>(device));
     torch::NoGradGuard no_grad;
-    for (const auto& item : inner->named_children()) {
-      torch::nn::Linear fresh(2048, 2048);  // rebuilt on the host
+    for (const auto &item : inner->named_children()) {
+      torch::nn::Linear fresh(2048, 2048); // rebuilt on the host
       fresh->weight.copy_(item.value()->named_parameters()["weight"]);
       fresh->bias.copy_(item.value()->named_parameters()["bias"]);
       stray.push_back(item.value());
@@ -39,9 +41,11 @@ struct Owner : torch::nn::Module {
 
 int main() {
   if (!torch::cuda::is_available()) {
-    std::cout << "probe_gpu_memory: no CUDA device; unreachable-allocation and cached-memory "
+    std::cout << "probe_gpu_memory: no CUDA device; unreachable-allocation and "
+                 "cached-memory "
                  "read the CUDA caching allocator. Host memory available: "
-              << devcopy::format_bytes(devcopy::available_memory(torch::kCPU)) << "\n";
+              << devcopy::format_bytes(devcopy::available_memory(torch::kCPU))
+              << "\n";
     return 0;
   }
   {
@@ -51,12 +55,15 @@ int main() {
   const auto bytes = torch::TensorOptions(torch::kByte).device(torch::kCUDA);
   {
     std::vector<torch::Tensor> chunks;
-    for (int i = 0; i < 8; ++i) chunks.push_back(torch::empty({256 << 20}, bytes));
+    for (int i = 0; i < 8; ++i)
+      chunks.push_back(torch::empty({256 << 20}, bytes));
   }
   torch::Tensor big = torch::empty({std::int64_t{3} << 30}, bytes);
   torch::nn::Module none;
   std::cout << "== reserved memory not reused ==\n"
-            << devcopy::inspect(none, devcopy::InspectOptions().root("big", big))
+            << devcopy::inspect(none,
+                                devcopy::InspectOptions().root("big", big))
             << "available on cuda:0 (driver free + cached): "
-            << devcopy::format_bytes(devcopy::available_memory(torch::kCUDA)) << "\n";
+            << devcopy::format_bytes(devcopy::available_memory(torch::kCUDA))
+            << "\n";
 }

@@ -25,16 +25,18 @@ bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx) {
     if (PS == &Body)
       return true;
     const Stmt *C = Cur.get<Stmt>();
-    if (const auto *If = llvm::dyn_cast_or_null<IfStmt>(PS); If && C != If->getCond())
+    if (const auto *If = llvm::dyn_cast_or_null<IfStmt>(PS);
+        If && C != If->getCond())
       return false;
-    if (const auto *CO = llvm::dyn_cast_or_null<AbstractConditionalOperator>(PS);
+    if (const auto *CO =
+            llvm::dyn_cast_or_null<AbstractConditionalOperator>(PS);
         CO && C != CO->getCond())
       return false;
     if (const auto *BO = llvm::dyn_cast_or_null<BinaryOperator>(PS);
         BO && BO->isLogicalOp() && C == BO->getRHS())
       return false;
-    if (PS && llvm::isa<SwitchStmt, CXXCatchStmt, LambdaExpr, ForStmt, WhileStmt, DoStmt,
-                        CXXForRangeStmt>(PS))
+    if (PS && llvm::isa<SwitchStmt, CXXCatchStmt, LambdaExpr, ForStmt,
+                        WhileStmt, DoStmt, CXXForRangeStmt>(PS))
       return false;
     if (P.get<FunctionDecl>() || P.get<CXXRecordDecl>())
       return false;
@@ -47,8 +49,8 @@ bool isLibraryNamespace(const DeclContext *DC) {
   for (; DC; DC = DC->getParent())
     if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC))
       if (NS->getIdentifier() && DC->getParent()->isTranslationUnit() &&
-          (NS->getName() == "torch" || NS->getName() == "at" || NS->getName() == "c10" ||
-           NS->getName() == "std"))
+          (NS->getName() == "torch" || NS->getName() == "at" ||
+           NS->getName() == "c10" || NS->getName() == "std"))
         return true;
   return false;
 }
@@ -64,10 +66,12 @@ std::string describeSync(llvm::StringRef Method, const std::string &Name) {
     return "'" + Name + "." + Method.str() + "()' sizes its result on the host";
   if (Method == "cpu" || Method == "to")
     return "'" + Name + "' is copied to the host";
-  return "reading '" + Name + "' with " + Method.str() + "() copies it to the host";
+  return "reading '" + Name + "' with " + Method.str() +
+         "() copies it to the host";
 }
 
-const FunctionDecl *CallSyncs::userDefinition(const FunctionDecl *FD, const ASTContext &Ctx) {
+const FunctionDecl *CallSyncs::userDefinition(const FunctionDecl *FD,
+                                              const ASTContext &Ctx) {
   const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
   if (!Def || !Def->hasBody() || isLibraryNamespace(Def->getDeclContext()) ||
       Ctx.getSourceManager().isInSystemHeader(Def->getLocation()))
@@ -88,13 +92,14 @@ std::optional<CallSync> CallSyncs::of(const FunctionDecl *FD, ASTContext &Ctx) {
   return S;
 }
 
-std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD, ASTContext &Ctx) {
+std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
+                                             ASTContext &Ctx) {
   const Stmt *Body = FD.getBody();
   if (!Body)
     return std::nullopt;
   auto Read = matchers::tensorMethodCall({"item", "cpu", "to"}, "sync");
-  auto Call = callExpr(unless(cxxMemberCallExpr(callee(cxxMethodDecl(
-                           ofClass(matchers::tensorRecord()))))))
+  auto Call = callExpr(unless(cxxMemberCallExpr(callee(
+                           cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
                   .bind("call");
   LoopInvariance Inv(*Body, Ctx);
   SyncUses Uses(*Body, Inv, Ctx);
@@ -110,8 +115,11 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD, ASTContext 
       ValueUse U = Uses.classify(Sync);
       if (U.Kind == UseKind::Needed && !U.Returned)
         continue;
-      return CallSync{Sync, describeSync(Method, receiverName(M.getNodeAs<Expr>("sync.recv"), Ctx)),
-                      U.Kind, U.Returned};
+      return CallSync{
+          Sync,
+          describeSync(Method,
+                       receiverName(M.getNodeAs<Expr>("sync.recv"), Ctx)),
+          U.Kind, U.Returned};
     }
     const auto *C = M.getNodeAs<CallExpr>("call");
     if (!C || !runsOnEveryCall(*C, *Body, Ctx))

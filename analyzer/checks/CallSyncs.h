@@ -15,9 +15,9 @@ namespace clang::tidy::devcopy {
 /// The first sync a call runs every time, at any depth.
 struct CallSync {
   const Expr *Sync = nullptr; ///< the read itself (in the callee, or deeper)
-  std::string What;           ///< "reading 'loss' with item() copies it to the host"
+  std::string What; ///< "reading 'loss' with item() copies it to the host"
   UseKind Kind = UseKind::Dropped;
-  bool Returned = false;      ///< the read value is the function's result
+  bool Returned = false; ///< the read value is the function's result
 };
 
 class CallSyncs {
@@ -28,7 +28,8 @@ public:
 
   /// A function of the user's code with a body in this unit (not LibTorch's
   /// or the standard library's).
-  static const FunctionDecl *userDefinition(const FunctionDecl *FD, const ASTContext &Ctx);
+  static const FunctionDecl *userDefinition(const FunctionDecl *FD,
+                                            const ASTContext &Ctx);
 
 private:
   std::optional<CallSync> summarize(const FunctionDecl &FD, ASTContext &Ctx);

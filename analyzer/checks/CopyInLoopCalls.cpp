@@ -27,7 +27,8 @@ bool runsOnEveryCall(const Stmt &S, const FunctionDecl &Fn, ASTContext &Ctx) {
     if (const auto *PS = P.get<Stmt>()) {
       if (PS == Fn.getBody())
         return true;
-      if (const auto *BO = llvm::dyn_cast<BinaryOperator>(PS); BO && BO->isLogicalOp())
+      if (const auto *BO = llvm::dyn_cast<BinaryOperator>(PS);
+          BO && BO->isLogicalOp())
         return false;
       if (!llvm::isa<Expr, DeclStmt, CompoundStmt, ReturnStmt>(PS) ||
           llvm::isa<AbstractConditionalOperator, LambdaExpr>(PS))
@@ -43,22 +44,25 @@ bool runsOnEveryCall(const Stmt &S, const FunctionDecl &Fn, ASTContext &Ctx) {
 /// The parameters of \p Fn that \p E reads; false when it reads anything else
 /// that may change between calls (a local, a global, a call).
 bool readsOnlyParams(const Expr *E, const FunctionDecl &Fn,
-                     llvm::SmallVectorImpl<const ParmVarDecl *> &Params, ASTContext &Ctx) {
-  if (!match(expr(hasDescendant(
-                 callExpr(unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr())))),
+                     llvm::SmallVectorImpl<const ParmVarDecl *> &Params,
+                     ASTContext &Ctx) {
+  if (!match(expr(hasDescendant(callExpr(unless(cxxMemberCallExpr()),
+                                         unless(cxxOperatorCallExpr())))),
              *E, Ctx)
            .empty())
     return false;
-  for (const BoundNodes &N :
-       match(expr(anyOf(declRefExpr(to(varDecl().bind("v"))),
-                        forEachDescendant(declRefExpr(to(varDecl().bind("v")))))),
-             *E, Ctx)) {
+  for (const BoundNodes &N : match(
+           expr(anyOf(declRefExpr(to(varDecl().bind("v"))),
+                      forEachDescendant(declRefExpr(to(varDecl().bind("v")))))),
+           *E, Ctx)) {
     const auto *V = N.getNodeAs<VarDecl>("v");
-    if (const auto *P = llvm::dyn_cast<ParmVarDecl>(V); P && P->getDeclContext() == &Fn) {
+    if (const auto *P = llvm::dyn_cast<ParmVarDecl>(V);
+        P && P->getDeclContext() == &Fn) {
       Params.push_back(P);
       continue;
     }
-    if (V->hasLocalStorage() || !(V->getType().isConstQualified() || V->isConstexpr()))
+    if (V->hasLocalStorage() ||
+        !(V->getType().isConstQualified() || V->isConstexpr()))
       return false;
   }
   return true;
@@ -69,7 +73,8 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
   const FunctionDecl *Callee = Call.getDirectCallee();
   const FunctionDecl *Def = Callee ? Callee->getDefinition() : nullptr;
   const SourceManager &SM = Ctx.getSourceManager();
-  if (!Def || !Def->getBody() || !Def->getIdentifier() || llvm::isa<CXXOperatorCallExpr>(Call) ||
+  if (!Def || !Def->getBody() || !Def->getIdentifier() ||
+      llvm::isa<CXXOperatorCallExpr>(Call) ||
       !SM.isInMainFile(SM.getExpansionLoc(Def->getLocation())))
     return;
   std::optional<EnclosingLoop> L = Loops.enclosingLoop(Call, Ctx);
@@ -88,7 +93,8 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(P)))));
     return !match(findAll(expr(
                       anyOf(binaryOperator(isAssignmentOperator(), hasLHS(Ref)),
-                            cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Ref))))),
+                            cxxOperatorCallExpr(isAssignmentOperator(),
+                                                hasArgument(0, Ref))))),
                   *Def->getBody(), Ctx)
                 .empty();
   };
@@ -101,44 +107,58 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     return sameEachIteration(A, *L->Loop, Inv, Ctx) ||
            (!isTensorType(A->getType()) && Inv.isInvariant(A));
   };
-  auto Copies =
-      findAll(expr(matchers::tensorMethodCall({"to", "cpu", "cuda", "toType", "type_as"}, "copy")));
+  auto Copies = findAll(expr(matchers::tensorMethodCall(
+      {"to", "cpu", "cuda", "toType", "type_as"}, "copy")));
   for (const BoundNodes &N : match(Copies, *Def->getBody(), Ctx)) {
     const auto *Copy = N.getNodeAs<CXXMemberCallExpr>("copy");
-    const auto *Ref =
-        llvm::dyn_cast<DeclRefExpr>(ignoreConversions(N.getNodeAs<Expr>("copy.recv")));
-    const auto *Tensor = Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
-    if (!Tensor || Tensor->getDeclContext() != Def || !runsOnEveryCall(*Copy, *Def, Ctx))
+    const auto *Ref = llvm::dyn_cast<DeclRefExpr>(
+        ignoreConversions(N.getNodeAs<Expr>("copy.recv")));
+    const auto *Tensor =
+        Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
+    if (!Tensor || Tensor->getDeclContext() != Def ||
+        !runsOnEveryCall(*Copy, *Def, Ctx))
       continue;
     llvm::SmallVector<const ParmVarDecl *, 4> Params{Tensor};
     if (!llvm::all_of(Copy->arguments(),
-                      [&](const Expr *A) { return readsOnlyParams(A, *Def, Params, Ctx); }) ||
+                      [&](const Expr *A) {
+                        return readsOnlyParams(A, *Def, Params, Ctx);
+                      }) ||
         !llvm::all_of(Params, SameArgument))
       continue;
     // A copy changed in place afterwards needs a fresh buffer each call.
     auto Parents = Ctx.getParents(*Copy);
-    for (int Depth = 0; Depth < 6 && !Parents.empty() && Parents[0].get<Expr>(); ++Depth)
+    for (int Depth = 0; Depth < 6 && !Parents.empty() && Parents[0].get<Expr>();
+         ++Depth)
       Parents = Ctx.getParents(Parents[0]);
-    if (const auto *Holder = Parents.empty() ? nullptr : Parents[0].get<VarDecl>()) {
+    if (const auto *Holder =
+            Parents.empty() ? nullptr : Parents[0].get<VarDecl>()) {
       // In-place tensor methods are const: ExprMutationAnalyzer misses them.
-      auto HolderRef = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(Holder)))));
-      auto InPlace = expr(anyOf(
-          cxxMemberCallExpr(on(HolderRef), callee(cxxMethodDecl(matchesName("_$")))),
-          cxxOperatorCallExpr(isAssignmentOperator(),
-                              hasArgument(0, cxxOperatorCallExpr(hasOverloadedOperatorName("[]"),
-                                                                 hasArgument(0, HolderRef))))));
-      if (Mutations.isMutated(Holder) || !match(findAll(InPlace), *Def->getBody(), Ctx).empty())
+      auto HolderRef =
+          ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(Holder)))));
+      auto InPlace = expr(
+          anyOf(cxxMemberCallExpr(on(HolderRef),
+                                  callee(cxxMethodDecl(matchesName("_$")))),
+                cxxOperatorCallExpr(
+                    isAssignmentOperator(),
+                    hasArgument(
+                        0, cxxOperatorCallExpr(hasOverloadedOperatorName("[]"),
+                                               hasArgument(0, HolderRef))))));
+      if (Mutations.isMutated(Holder) ||
+          !match(findAll(InPlace), *Def->getBody(), Ctx).empty())
         continue;
     }
     CopyTarget T = describeCopy(*Copy, Ctx);
     if (!T.changesDevice() && !T.changesDType() && !T.LikeOther)
       continue;
     diag(Call.getBeginLoc(),
-         "'%0()' copies its parameter '%1' %2 on every call, and this loop calls it with "
-         "the same tensor and target on every iteration: every byte is copied again each "
+         "'%0()' copies its parameter '%1' %2 on every call, and this loop "
+         "calls it with "
+         "the same tensor and target on every iteration: every byte is copied "
+         "again each "
          "time; copy once before the loop and pass the copy in")
         << Def->getName() << Tensor->getName() << describeDestination(T);
-    diag(Copy->getExprLoc(), "the copy is here, in '%0()'", DiagnosticIDs::Note) << Def->getName();
+    diag(Copy->getExprLoc(), "the copy is here, in '%0()'", DiagnosticIDs::Note)
+        << Def->getName();
     diag(L->Loop->getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
     return;
   }

@@ -10,12 +10,15 @@ namespace {
 /// " of its 32.0 KiB" when the tensor is a local made by a factory of literal
 /// sizes (see factoryBytes), else "".
 std::string knownSize(const Expr *Recv, const ASTContext &Ctx) {
-  const auto *Ref = llvm::dyn_cast_or_null<DeclRefExpr>(ignoreConversions(Recv));
+  const auto *Ref =
+      llvm::dyn_cast_or_null<DeclRefExpr>(ignoreConversions(Recv));
   const auto *Var = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  const auto *Init = Var && Var->getInit()
-                         ? llvm::dyn_cast<CallExpr>(ignoreConversions(Var->getInit()))
-                         : nullptr;
-  if (std::optional<uint64_t> Bytes = Init ? factoryBytes(*Init, Ctx) : std::nullopt)
+  const auto *Init =
+      Var && Var->getInit()
+          ? llvm::dyn_cast<CallExpr>(ignoreConversions(Var->getInit()))
+          : nullptr;
+  if (std::optional<uint64_t> Bytes =
+          Init ? factoryBytes(*Init, Ctx) : std::nullopt)
     return " of its " + formatBytes(*Bytes);
   return "";
 }
@@ -29,7 +32,8 @@ const FieldDecl *thisMember(const Expr *E) {
 
 /// \p E without its element accesses (`x[i]`, `x.at(i)`, `x[i][j]`); the
 /// indices go to \p Indices.
-const Expr *peelElements(const Expr *E, llvm::SmallVectorImpl<const Expr *> &Indices) {
+const Expr *peelElements(const Expr *E,
+                         llvm::SmallVectorImpl<const Expr *> &Indices) {
   for (int Depth = 0; E && Depth < 8; ++Depth) {
     E = E->IgnoreImplicit()->IgnoreParens();
     if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E);
@@ -40,8 +44,10 @@ const Expr *peelElements(const Expr *E, llvm::SmallVectorImpl<const Expr *> &Ind
       Indices.push_back(AS->getIdx());
       E = AS->getBase();
     } else if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
-               MC && MC->getMethodDecl() && MC->getMethodDecl()->getIdentifier() &&
-               MC->getMethodDecl()->getName() == "at" && MC->getNumArgs() == 1) {
+               MC && MC->getMethodDecl() &&
+               MC->getMethodDecl()->getIdentifier() &&
+               MC->getMethodDecl()->getName() == "at" &&
+               MC->getNumArgs() == 1) {
       Indices.push_back(MC->getArg(0));
       E = MC->getImplicitObjectArgument();
     } else {
@@ -80,8 +86,8 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
     const auto *PE = P.get<Expr>();
     if (!PE)
       return false;
-    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(
-            PE)) {
+    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
+                  CXXBindTemporaryExpr>(PE)) {
       Cur = P;
       continue;
     }
@@ -98,16 +104,17 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
       continue;
     }
     if (const auto *BO = llvm::dyn_cast<BinaryOperator>(PE))
-      return BO->isAssignmentOp() &&
-             BO->getLHS()->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts();
+      return BO->isAssignmentOp() && BO->getLHS()->IgnoreParenImpCasts() ==
+                                         Child->IgnoreParenImpCasts();
     if (const auto *ME = llvm::dyn_cast<MemberExpr>(PE)) {
       const auto *MD = llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl());
       if (!MD || !MD->getIdentifier())
         return false;
       llvm::StringRef N = MD->getName();
-      if (N.ends_with("_") || N == "push_back" || N == "emplace_back" || N == "insert" ||
-          N == "erase" || N == "clear" || N == "resize" || N == "assign" || N == "swap" ||
-          N == "pop_back" || N == "emplace" || N == "set_data" || N == "set_requires_grad")
+      if (N.ends_with("_") || N == "push_back" || N == "emplace_back" ||
+          N == "insert" || N == "erase" || N == "clear" || N == "resize" ||
+          N == "assign" || N == "swap" || N == "pop_back" || N == "emplace" ||
+          N == "set_data" || N == "set_requires_grad")
         return true;
       auto Up = Ctx.getParents(P);
       const auto *Call = Up.empty() ? nullptr : Up[0].get<CXXMemberCallExpr>();
@@ -118,10 +125,13 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
     }
     if (const auto *Call = llvm::dyn_cast<CallExpr>(PE)) {
       const FunctionDecl *FD = Call->getDirectCallee();
-      for (unsigned I = 0; FD && I < Call->getNumArgs() && I < FD->getNumParams(); ++I)
-        if (Call->getArg(I)->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts()) {
+      for (unsigned I = 0;
+           FD && I < Call->getNumArgs() && I < FD->getNumParams(); ++I)
+        if (Call->getArg(I)->IgnoreParenImpCasts() ==
+            Child->IgnoreParenImpCasts()) {
           QualType T = FD->getParamDecl(I)->getType();
-          return T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
+          return T->isReferenceType() &&
+                 !T.getNonReferenceType().isConstQualified();
         }
       return !FD;
     }
@@ -135,7 +145,8 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
 /// method of the object that may change it is called, `this` goes nowhere
 /// else, and it is not a registered parameter or buffer (an optimizer or a
 /// module move changes those).
-bool CopyInLoopCheck::memberUnchanged(const FieldDecl &F, const Stmt &Loop, ASTContext &Ctx) {
+bool CopyInLoopCheck::memberUnchanged(const FieldDecl &F, const Stmt &Loop,
+                                      ASTContext &Ctx) {
   using namespace ast_matchers;
   auto This = cxxThisExpr().bind("this");
   for (const BoundNodes &N : match(findAll(This), Loop, Ctx)) {
@@ -162,13 +173,15 @@ bool CopyInLoopCheck::memberUnchanged(const FieldDecl &F, const Stmt &Loop, ASTC
   // optimizer step and move with the module.
   const auto *RD = llvm::dyn_cast<CXXRecordDecl>(F.getParent());
   auto Named = memberExpr(member(equalsNode(&F)));
-  auto Register =
-      callExpr(callee(functionDecl(hasAnyName("register_parameter", "register_buffer"))));
-  auto Registered = ignoringImplicit(expr(anyOf(Register, hasDescendant(Register))));
-  auto Registration = stmt(anyOf(cxxOperatorCallExpr(isAssignmentOperator(),
-                                                     hasArgument(0, ignoringParenImpCasts(Named)),
-                                                     hasArgument(1, Registered)),
-                                 callExpr(Register, hasAnyArgument(ignoringImplicit(Named)))));
+  auto Register = callExpr(callee(
+      functionDecl(hasAnyName("register_parameter", "register_buffer"))));
+  auto Registered =
+      ignoringImplicit(expr(anyOf(Register, hasDescendant(Register))));
+  auto Registration = stmt(
+      anyOf(cxxOperatorCallExpr(isAssignmentOperator(),
+                                hasArgument(0, ignoringParenImpCasts(Named)),
+                                hasArgument(1, Registered)),
+            callExpr(Register, hasAnyArgument(ignoringImplicit(Named)))));
   if (!RD)
     return false;
   for (const CXXMethodDecl *MD : RD->methods()) {
@@ -189,8 +202,8 @@ bool CopyInLoopCheck::memberUnchanged(const FieldDecl &F, const Stmt &Loop, ASTC
 /// LoopInvariance says, a member of `this` that never changes there, or an
 /// element of either indexed by the variables of loops inside \p Loop (each
 /// iteration walks the same elements again).
-bool CopyInLoopCheck::sameEachIteration(const Expr *E, const Stmt &Loop, LoopInvariance &Inv,
-                                        ASTContext &Ctx) {
+bool CopyInLoopCheck::sameEachIteration(const Expr *E, const Stmt &Loop,
+                                        LoopInvariance &Inv, ASTContext &Ctx) {
   if (LoopInvariance::namesLocal(E) && Inv.isInvariant(E))
     return true;
   llvm::SmallVector<const Expr *, 2> Indices;
@@ -202,15 +215,18 @@ bool CopyInLoopCheck::sameEachIteration(const Expr *E, const Stmt &Loop, LoopInv
     return false;
   }
   using namespace ast_matchers;
-  auto InnerVar =
-      varDecl(anyOf(hasParent(declStmt(hasParent(forStmt()))), hasParent(cxxForRangeStmt())));
+  auto InnerVar = varDecl(anyOf(hasParent(declStmt(hasParent(forStmt()))),
+                                hasParent(cxxForRangeStmt())));
   for (const Expr *I : Indices) {
     if (Inv.isInvariant(I))
       continue;
     // Only variables of loops nested in this one, combined by operators.
-    if (!match(expr(hasDescendant(callExpr(unless(cxxOperatorCallExpr())))), *I, Ctx).empty())
+    if (!match(expr(hasDescendant(callExpr(unless(cxxOperatorCallExpr())))), *I,
+               Ctx)
+             .empty())
       return false;
-    for (const BoundNodes &N : match(findAll(declRefExpr(to(varDecl().bind("v")))), *I, Ctx)) {
+    for (const BoundNodes &N :
+         match(findAll(declRefExpr(to(varDecl().bind("v")))), *I, Ctx)) {
       const auto *V = N.getNodeAs<VarDecl>("v");
       const SourceManager &SM = Ctx.getSourceManager();
       const Stmt *Body = loopBody(Loop);
@@ -225,8 +241,9 @@ bool CopyInLoopCheck::sameEachIteration(const Expr *E, const Stmt &Loop, LoopInv
 
 namespace {
 AST_MATCHER(FunctionDecl, takesTensor) {
-  return llvm::any_of(Node.parameters(),
-                      [](const ParmVarDecl *P) { return isTensorType(P->getType()); });
+  return llvm::any_of(Node.parameters(), [](const ParmVarDecl *P) {
+    return isTensorType(P->getType());
+  });
 }
 } // namespace
 
@@ -235,18 +252,21 @@ void CopyInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   // (CopyInLoopCalls.cpp).
   Finder->addMatcher(
       callExpr(matchers::isInMainFileCode(), unless(cxxOperatorCallExpr()),
-               callee(functionDecl(takesTensor(), unless(isExpansionInSystemHeader()))))
+               callee(functionDecl(takesTensor(),
+                                   unless(isExpansionInSystemHeader()))))
           .bind("helpercall"),
       this);
   // Device and dtype conversions only: clone() and contiguous() are asked for
   // by name, and a loop often needs a fresh copy each time.
   Finder->addMatcher(
       expr(matchers::isInMainFileCode(),
-           matchers::tensorMethodCall({"to", "cpu", "cuda", "toType", "type_as"}, "copy")),
+           matchers::tensorMethodCall(
+               {"to", "cpu", "cuda", "toType", "type_as"}, "copy")),
       this);
 }
 
-bool CopyInLoopCheck::resultMutated(const Expr &Call, LoopInvariance &Inv, ASTContext &Ctx) {
+bool CopyInLoopCheck::resultMutated(const Expr &Call, LoopInvariance &Inv,
+                                    ASTContext &Ctx) {
   DynTypedNode Cur = DynTypedNode::create(Call);
   for (int Depth = 0; Depth < 6; ++Depth) {
     auto Parents = Ctx.getParents(Cur);
@@ -255,8 +275,9 @@ bool CopyInLoopCheck::resultMutated(const Expr &Call, LoopInvariance &Inv, ASTCo
     if (const auto *VD = Parents[0].get<VarDecl>())
       return Inv.isMutatedInLoop(VD);
     const auto *E = Parents[0].get<Expr>();
-    if (!E || !llvm::isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
-                         ExprWithCleanups, CXXConstructExpr>(E))
+    if (!E ||
+        !llvm::isa<ImplicitCastExpr, MaterializeTemporaryExpr,
+                   CXXBindTemporaryExpr, ExprWithCleanups, CXXConstructExpr>(E))
       return false;
     Cur = Parents[0];
   }
@@ -286,9 +307,12 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
                 llvm::all_of(Call->arguments(),
                              [&](const Expr *A) {
                                return Inv.isInvariant(A) ||
-                                      sameEachIteration(ignoreConversions(A), *L->Loop, Inv, Ctx);
+                                      sameEachIteration(ignoreConversions(A),
+                                                        *L->Loop, Inv, Ctx);
                              }) &&
-                llvm::all_of(Guards, [&](const Expr *G) { return G && Inv.isInvariant(G); });
+                llvm::all_of(Guards, [&](const Expr *G) {
+                  return G && Inv.isInvariant(G);
+                });
     if (Same && !resultMutated(*Call, Inv, Ctx)) {
       Found = &Inv;
       break;
@@ -301,11 +325,13 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   CopyTarget T = describeCopy(*Call, Ctx);
   if (!T.changesDevice() && !T.changesDType() && !T.LikeOther)
     return; // to(options) with neither: returns self, copies nothing
-  diag(Call->getExprLoc(),
-       "'%0' is copied %1 on every iteration of this loop, yet neither it nor the "
-       "target changes in the loop: every byte%2 is copied again each time; hoist the "
-       "copy before the loop and reuse the result")
-      << receiverName(Recv, Ctx) << describeDestination(T) << knownSize(Recv, Ctx);
+  diag(Call->getExprLoc(), "'%0' is copied %1 on every iteration of this loop, "
+                           "yet neither it nor the "
+                           "target changes in the loop: every byte%2 is copied "
+                           "again each time; hoist the "
+                           "copy before the loop and reuse the result")
+      << receiverName(Recv, Ctx) << describeDestination(T)
+      << knownSize(Recv, Ctx);
   diag(L->Loop->getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
 }
 

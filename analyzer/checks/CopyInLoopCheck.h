@@ -2,8 +2,8 @@
 // repeated on every iteration of a loop.
 #pragma once
 
-#include "LoopFacts.h"
 #include "DevcopyCheck.h"
+#include "LoopFacts.h"
 
 namespace clang::tidy::devcopy {
 
@@ -19,13 +19,15 @@ public:
 
 protected:
   void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
-  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   /// The copy's result is bound to a local of the loop that is then changed
   /// in place: each iteration needs a fresh buffer, hoisting would share one.
   bool resultMutated(const Expr &Call, LoopInvariance &Inv, ASTContext &Ctx);
-  bool sameEachIteration(const Expr *E, const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx);
+  bool sameEachIteration(const Expr *E, const Stmt &Loop, LoopInvariance &Inv,
+                         ASTContext &Ctx);
   bool memberUnchanged(const FieldDecl &F, const Stmt &Loop, ASTContext &Ctx);
   /// A helper of this unit called in the loop copies its parameter on every
   /// call, given the same tensor each iteration (CopyInLoopCalls.cpp).

@@ -34,19 +34,23 @@ bool isCastOrView(const CXXMemberCallExpr &C) {
                !isDTypeType(ignoreConversions(A)->getType())));
     });
   return llvm::StringSwitch<bool>(N)
-      .Cases("toType", "unsqueeze", "squeeze", "view", "reshape", "repeat", "expand", true)
-      .Cases("t", "transpose", "permute", "flatten", "contiguous", "narrow", "slice", true)
+      .Cases("toType", "unsqueeze", "squeeze", "view", "reshape", "repeat",
+             "expand", true)
+      .Cases("t", "transpose", "permute", "flatten", "contiguous", "narrow",
+             "slice", true)
       .Cases("float", "double", "half", "long", "int", "bool", "select", true)
       .Default(false);
 }
 
 /// The factory call a chain of casts and views starts from, or nullptr;
 /// the links are appended to \p Links (innermost first).
-const CallExpr *factoryRoot(const Expr *E,
-                            llvm::SmallVectorImpl<const CXXMemberCallExpr *> *Links) {
+const CallExpr *
+factoryRoot(const Expr *E,
+            llvm::SmallVectorImpl<const CXXMemberCallExpr *> *Links) {
   for (int Depth = 0; E && Depth < 8; ++Depth) {
     E = E->IgnoreImplicit();
-    if (const auto *C = llvm::dyn_cast<CallExpr>(E); C && isTensorFactory(C->getDirectCallee()))
+    if (const auto *C = llvm::dyn_cast<CallExpr>(E);
+        C && isTensorFactory(C->getDirectCallee()))
       return C;
     const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
     if (!MC || !isCastOrView(*MC))
@@ -58,33 +62,40 @@ const CallExpr *factoryRoot(const Expr *E,
   return nullptr;
 }
 
-AST_MATCHER(Expr, isFactoryChain) { return factoryRoot(&Node, nullptr) != nullptr; }
+AST_MATCHER(Expr, isFactoryChain) {
+  return factoryRoot(&Node, nullptr) != nullptr;
+}
 
-/// True when \p E holds a braced list of at least \p MinInits values, at any depth.
+/// True when \p E holds a braced list of at least \p MinInits values, at any
+/// depth.
 bool hasInitList(const Stmt *E, unsigned MinInits, int Depth = 0) {
   if (!E || Depth > 16)
     return false;
-  if (const auto *IL = llvm::dyn_cast<InitListExpr>(E); IL && IL->getNumInits() >= MinInits)
+  if (const auto *IL = llvm::dyn_cast<InitListExpr>(E);
+      IL && IL->getNumInits() >= MinInits)
     return true;
-  return llvm::any_of(E->children(),
-                      [&](const Stmt *C) { return hasInitList(C, MinInits, Depth + 1); });
+  return llvm::any_of(E->children(), [&](const Stmt *C) {
+    return hasInitList(C, MinInits, Depth + 1);
+  });
 }
 
 /// torch::tensor(values) fills a host tensor and copies it whichever device
 /// its options name (TensorDataContainer::convert_to_tensor): a list of
-/// values, or values read from variables, members or calls, has no cheaper form. Only a
-/// constant (`torch::tensor(0.5)`, `torch::tensor({0})`) could have been made
-/// on the device (scalar_tensor, full).
+/// values, or values read from variables, members or calls, has no cheaper
+/// form. Only a constant (`torch::tensor(0.5)`, `torch::tensor({0})`) could
+/// have been made on the device (scalar_tensor, full).
 bool copiesHostValues(const CallExpr &Factory, ASTContext &Ctx) {
   const FunctionDecl *FD = Factory.getDirectCallee();
-  if (!FD->getIdentifier() || FD->getName() != "tensor" || Factory.getNumArgs() == 0)
+  if (!FD->getIdentifier() || FD->getName() != "tensor" ||
+      Factory.getNumArgs() == 0)
     return false;
   if (hasInitList(Factory.getArg(0), 2))
     return true;
   // Values read from a variable, a member or a call: data, not a constant.
-  auto Data =
-      expr(anyOf(declRefExpr(to(varDecl(unless(isConstexpr())))), memberExpr(), callExpr()));
-  return !match(expr(anyOf(Data, hasDescendant(Data))), *Factory.getArg(0), Ctx).empty();
+  auto Data = expr(anyOf(declRefExpr(to(varDecl(unless(isConstexpr())))),
+                         memberExpr(), callExpr()));
+  return !match(expr(anyOf(Data, hasDescendant(Data))), *Factory.getArg(0), Ctx)
+              .empty();
 }
 
 /// The argument of a `to()` call that names where it goes, if any.
@@ -114,8 +125,8 @@ const Stmt *statementOf(const DynTypedNode &Node, ASTContext &Ctx) {
 /// reference is the assignment of the move's result back to `v`, or comes
 /// after that assignment; the declaration and the move run the same number
 /// of times (same innermost loop).
-bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv, const CXXMemberCallExpr &Move,
-                   ASTContext &Ctx) {
+bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv,
+                   const CXXMemberCallExpr &Move, ASTContext &Ctx) {
   const auto *Fn = llvm::dyn_cast<FunctionDecl>(Var.getDeclContext());
   if (!Fn || !Fn->getBody())
     return false;
@@ -132,7 +143,8 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv, const CXXMemberC
   for (int Depth = 0; Depth < 4 && !Parents.empty(); ++Depth) {
     if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
       if (Op->isAssignmentOp() && Op->getNumArgs() == 2)
-        if (const auto *L = llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
+        if (const auto *L = llvm::dyn_cast<DeclRefExpr>(
+                Op->getArg(0)->IgnoreParenImpCasts());
             L && L->getDecl() == &Var)
           Back = L;
       break;
@@ -143,12 +155,14 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv, const CXXMemberC
   }
   const SourceManager &SM = Ctx.getSourceManager();
   auto Refs =
-      match(findAll(declRefExpr(to(varDecl(equalsNode(&Var)))).bind("ref")), *Fn->getBody(), Ctx);
+      match(findAll(declRefExpr(to(varDecl(equalsNode(&Var)))).bind("ref")),
+            *Fn->getBody(), Ctx);
   for (const BoundNodes &N : Refs) {
     const auto *R = N.getNodeAs<DeclRefExpr>("ref");
     if (R == &Recv || R == Back)
       continue;
-    if (!Back || !SM.isBeforeInTranslationUnit(Move.getEndLoc(), R->getBeginLoc()))
+    if (!Back ||
+        !SM.isBeforeInTranslationUnit(Move.getEndLoc(), R->getBeginLoc()))
       return false;
   }
   return true;
@@ -169,7 +183,8 @@ void CreateThenMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
       expr(matchers::tensorMethodCall({"to", "cuda"}, "move"),
            cxxMemberCallExpr(on(ignoringParenImpCasts(
                declRefExpr(to(varDecl(hasLocalStorage(), unless(parmVarDecl()),
-                                      unless(hasType(referenceType())), holdsFactoryChain())
+                                      unless(hasType(referenceType())),
+                                      holdsFactoryChain())
                                   .bind("var")))
                    .bind("ref"))))),
       this);
@@ -177,8 +192,8 @@ void CreateThenMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
   Finder->addMatcher(
       expr(matchers::tensorMethodCall({"options"}, "read"),
            cxxMemberCallExpr(on(anyOf(
-               isFactoryChain(),
-               ignoringImplicit(matchers::tensorMethodCall({"to", "cuda"}, "move"))))))
+               isFactoryChain(), ignoringImplicit(matchers::tensorMethodCall(
+                                     {"to", "cuda"}, "move"))))))
           .bind("read"),
       this);
 }
@@ -195,39 +210,46 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     return;
   llvm::SmallVector<const CXXMemberCallExpr *, 4> Links;
   const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");
-  if (Var && !onlyFeedsMove(*Var, *Result.Nodes.getNodeAs<DeclRefExpr>("ref"), *Move, Ctx))
+  if (Var && !onlyFeedsMove(*Var, *Result.Nodes.getNodeAs<DeclRefExpr>("ref"),
+                            *Move, Ctx))
     return;
-  const CallExpr *Factory =
-      factoryRoot(Var ? Var->getInit() : Move->getImplicitObjectArgument(), &Links);
+  const CallExpr *Factory = factoryRoot(
+      Var ? Var->getInit() : Move->getImplicitObjectArgument(), &Links);
   const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;
   if (!FD)
     return;
   TensorPlaces &Places = places(Ctx);
   // Made on the host (no device in its options; `*_like(t)` with `t` there),
   // and sent where the host is not (the CPU-fixed program's "device" is).
-  if (Places.ofTensor(Factory) != Place::Host || copiesHostValues(*Factory, Ctx))
+  if (Places.ofTensor(Factory) != Place::Host ||
+      copiesHostValues(*Factory, Ctx))
     return;
   CopyTarget T = describeCopy(*Move, Ctx);
   const Expr *DevArg = T.Method == "to" ? deviceArgument(*Move) : nullptr;
   // to(other): the device (and dtype) of another tensor.
-  const Expr *Other = T.LikeOther && writtenArgs(*Move) == 1 ? Move->getArg(0) : nullptr;
+  const Expr *Other =
+      T.LikeOther && writtenArgs(*Move) == 1 ? Move->getArg(0) : nullptr;
   if (T.Method == "to" && !DevArg && !Other)
     return; // a dtype only
-  std::optional<Place> To = T.Method == "cuda" ? std::optional(Place::Accelerator)
-                            : Other            ? std::optional(Places.ofTensor(Other))
-                                               : Places.deviceNamedBy(DevArg);
+  std::optional<Place> To = T.Method == "cuda"
+                                ? std::optional(Place::Accelerator)
+                            : Other ? std::optional(Places.ofTensor(Other))
+                                    : Places.deviceNamedBy(DevArg);
   if (!To || *To == Place::Host)
     return;
 
-  const auto *NSDecl = dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
+  const auto *NSDecl =
+      dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
   const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
   // `.to(opts)` with a TensorOptions value: those options are what to pass.
   const Expr *WrittenDev = DevArg ? ignoreConversions(DevArg) : nullptr;
-  const bool PassOptions = Other || (WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
-                                     llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev));
-  const std::string Dev = T.Method == "cuda" ? NS + "::kCUDA"
-                          : Other            ? sourceText(ignoreConversions(Other), Ctx) + ".options()"
-                                             : sourceText(WrittenDev, Ctx);
+  const bool PassOptions =
+      Other || (WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
+                llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev));
+  const std::string Dev =
+      T.Method == "cuda" ? NS + "::kCUDA"
+      : Other ? sourceText(ignoreConversions(Other), Ctx) + ".options()"
+              : sourceText(WrittenDev, Ctx);
   std::string Via;
   for (const CXXMemberCallExpr *L : Links)
     Via += std::string(Via.empty() ? " (then '" : ", '") +
@@ -236,19 +258,25 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Via += " there)";
   if (Var)
     Via += ", kept in '" + Var->getNameAsString() + "' until the move,";
-  std::optional<uint64_t> Bytes = Links.empty() ? factoryBytes(*Factory, Ctx) : std::nullopt;
-  std::string Destination = PassOptions ? "to the device of '" + Dev + "'" : describeDestination(T);
+  std::optional<uint64_t> Bytes =
+      Links.empty() ? factoryBytes(*Factory, Ctx) : std::nullopt;
+  std::string Destination =
+      PassOptions ? "to the device of '" + Dev + "'" : describeDestination(T);
   if (Other)
     Destination = describeDestination(T);
   // torch::tensor({c}) builds its list on the host whatever its options say.
-  const bool HostList = FD->getName() == "tensor" && hasInitList(Factory->getArg(0), 1);
+  const bool HostList =
+      FD->getName() == "tensor" && hasInitList(Factory->getArg(0), 1);
   std::string Suggest =
       HostList ? "make it there with '" + NS + "::full({1}, value, " + NS +
                      "::TensorOptions().device(" + Dev + "))'"
-      : PassOptions ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
-                    : "create it there with '" + NS + "::TensorOptions().device(" + Dev + ")'";
+      : PassOptions
+          ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
+          : "create it there with '" + NS + "::TensorOptions().device(" + Dev +
+                ")'";
   auto D = diag(Move->getExprLoc(),
-                "'%0::%1()' fills a new %5tensor on the host%6 and '%2()' copies it %3 at once: "
+                "'%0::%1()' fills a new %5tensor on the host%6 and '%2()' "
+                "copies it %3 at once: "
                 "the tensor is written twice and crosses the bus; %4")
            << NS << FD->getName() << T.Method << Destination << Suggest
            << (Bytes ? formatBytes(*Bytes) + " " : std::string()) << Via;
@@ -267,8 +295,8 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
                            : nullptr;
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
-  SourceLocation RecvEnd =
-      Lexer::getLocForEndOfToken(Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
+  SourceLocation RecvEnd = Lexer::getLocForEndOfToken(
+      Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
   if (OptArg) {
     if (PassOptions)
       return; // two sets of options to merge: left to the reader
@@ -282,12 +310,14 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     // Every parameter before the options must be written to append it.
     if (writtenArgs(*Factory) != static_cast<unsigned>(OptIdx))
       return;
-    std::string Text = PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
+    std::string Text =
+        PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
     if (OptIdx == 0)
       D << FixItHint::CreateInsertion(Factory->getRParenLoc(), Text);
     else
       D << FixItHint::CreateInsertion(
-          Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(), 0, SM, LO),
+          Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(),
+                                     0, SM, LO),
           ", " + Text);
   }
   D << FixItHint::CreateRemoval(CharSourceRange::getCharRange(
@@ -295,15 +325,18 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
 }
 
 void CreateThenMoveCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
-                                           const CXXMemberCallExpr *Move, ASTContext &Ctx) {
-  const Expr *Made = Move ? Move->getImplicitObjectArgument() : Read.getImplicitObjectArgument();
+                                           const CXXMemberCallExpr *Move,
+                                           ASTContext &Ctx) {
+  const Expr *Made = Move ? Move->getImplicitObjectArgument()
+                          : Read.getImplicitObjectArgument();
   const CallExpr *Factory = factoryRoot(Made, nullptr);
   const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;
   if (!FD)
     return;
   if (Move)
     ReadMoves.insert(Move);
-  const auto *NSDecl = dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
+  const auto *NSDecl =
+      dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
   const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
   std::string Moved;
   if (Move) {

@@ -18,15 +18,17 @@ public:
 
 protected:
   void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
-  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   /// `torch::zeros({1}).to(d).options()`: a tensor made to read its options.
-  void checkOptionsRead(const CXXMemberCallExpr &Read, const CXXMemberCallExpr *Move,
-                        ASTContext &Ctx);
+  void checkOptionsRead(const CXXMemberCallExpr &Read,
+                        const CXXMemberCallExpr *Move, ASTContext &Ctx);
   void onEndOfTranslationUnit() override { ReadMoves.clear(); }
 
-  llvm::DenseSet<const CXXMemberCallExpr *> ReadMoves; // reported with their read
+  llvm::DenseSet<const CXXMemberCallExpr *>
+      ReadMoves; // reported with their read
 };
 
 } // namespace clang::tidy::devcopy

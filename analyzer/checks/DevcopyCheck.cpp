@@ -14,7 +14,8 @@ DevcopyCheck::DevcopyCheck(StringRef Name, ClangTidyContext *Context)
   else if (Mode == "false" || Mode == "0")
     LimitToMainFile = false;
   else
-    LimitToMainFile = onlyDevcopyChecks(Context->getOptions().Checks.value_or(""));
+    LimitToMainFile =
+        onlyDevcopyChecks(Context->getOptions().Checks.value_or(""));
 }
 
 void DevcopyCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -66,8 +67,9 @@ DiagnosticBuilder DevcopyCheck::diag(SourceLocation Loc, StringRef Description,
   // A repeat is still built (the caller streams arguments and fix-its into
   // it) but at level Ignored, which the diagnostics engine drops together
   // with the notes that follow it.
-  if (Level == DiagnosticIDs::Note ? MuteNotes
-                                   : (MuteNotes = !Reported.insert(Loc.getRawEncoding()).second))
+  if (Level == DiagnosticIDs::Note
+          ? MuteNotes
+          : (MuteNotes = !Reported.insert(Loc.getRawEncoding()).second))
     Level = DiagnosticIDs::Ignored;
   return ClangTidyCheck::diag(Loc, Description, Level);
 }
@@ -93,7 +95,8 @@ void DevcopyCheck::check(const MatchFinder::MatchResult &Result) {
   const SourceManager &SM = Ctx.getSourceManager();
   Scope.clear();
   for (Decl *D : TU->decls())
-    if (!D->isImplicit() && SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (!D->isImplicit() &&
+        SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       Scope.push_back(D);
   Ctx.setTraversalScope(Scope);
 }

@@ -50,11 +50,12 @@ protected:
   /// The check's own matchers (what registerMatchers is for other checks).
   virtual void registerCheckMatchers(ast_matchers::MatchFinder *Finder) = 0;
   /// The check's own results (what check is for other checks).
-  virtual void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) = 0;
+  virtual void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) = 0;
 
 private:
-  std::string Mode;        // the MainFileOnly option as written
-  bool LimitToMainFile;    // resolved for this run
+  std::string Mode;                  // the MainFileOnly option as written
+  bool LimitToMainFile;              // resolved for this run
   llvm::DenseSet<unsigned> Reported; // raw file locations of warnings so far
   bool MuteNotes = false;            // the last warning was a repeat
   std::unique_ptr<TensorPlaces> Places;

@@ -17,7 +17,8 @@ public:
     Factories.registerCheck<DiscardedCopyCheck>("devcopy-discarded-copy");
     Factories.registerCheck<RedundantChainCheck>("devcopy-redundant-chain");
     Factories.registerCheck<CreateThenMoveCheck>("devcopy-create-then-move");
-    Factories.registerCheck<RepeatedModuleMoveCheck>("devcopy-repeated-module-move");
+    Factories.registerCheck<RepeatedModuleMoveCheck>(
+        "devcopy-repeated-module-move");
     Factories.registerCheck<CopyInLoopCheck>("devcopy-copy-in-loop");
     Factories.registerCheck<HostSyncInLoopCheck>("devcopy-host-sync-in-loop");
     // devcopy-checks-registry: new checks register above this line.

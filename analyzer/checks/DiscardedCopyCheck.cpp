@@ -17,8 +17,8 @@ AST_MATCHER(VarDecl, isNeverReferenced) {
 /// it for its effect does nothing.
 bool returnsNewTensor(const FunctionDecl &FD) {
   QualType R = FD.getReturnType();
-  return FD.getIdentifier() && !FD.getName().ends_with("_") && !R->isReferenceType() &&
-         isTensorType(R);
+  return FD.getIdentifier() && !FD.getName().ends_with("_") &&
+         !R->isReferenceType() && isTensorType(R);
 }
 AST_MATCHER(CXXMethodDecl, isNewTensorMethod) {
   return isTensorRecord(Node.getParent()) && returnsNewTensor(Node);
@@ -26,19 +26,24 @@ AST_MATCHER(CXXMethodDecl, isNewTensorMethod) {
 /// A LibTorch function outside torch::nn (whose functional forms may take
 /// an `inplace` option) that returns a new tensor.
 AST_MATCHER(FunctionDecl, isNewTensorFunction) {
-  if (llvm::isa<CXXMethodDecl>(Node) || !isTorchFunction(&Node) || !returnsNewTensor(Node))
+  if (llvm::isa<CXXMethodDecl>(Node) || !isTorchFunction(&Node) ||
+      !returnsNewTensor(Node))
     return false;
   for (const DeclContext *DC = Node.getDeclContext(); DC; DC = DC->getParent())
-    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC); NS && NS->getName() == "nn")
+    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC);
+        NS && NS->getName() == "nn")
       return false;
   return true;
 }
 
 /// The in-place form `Name_` of a method or function, when one takes the
 /// arguments written.
-const FunctionDecl *inPlaceForm(const FunctionDecl &FD, unsigned Args, ASTContext &Ctx) {
-  const DeclContext *DC = FD.getDeclContext()->getRedeclContext()->getPrimaryContext();
-  for (const NamedDecl *ND : DC->lookup(&Ctx.Idents.get((FD.getName() + "_").str())))
+const FunctionDecl *inPlaceForm(const FunctionDecl &FD, unsigned Args,
+                                ASTContext &Ctx) {
+  const DeclContext *DC =
+      FD.getDeclContext()->getRedeclContext()->getPrimaryContext();
+  for (const NamedDecl *ND :
+       DC->lookup(&Ctx.Idents.get((FD.getName() + "_").str())))
     if (const auto *F = llvm::dyn_cast<FunctionDecl>(ND->getUnderlyingDecl());
         F && F->getMinRequiredArguments() <= Args && Args <= F->getNumParams())
       return F;
@@ -49,50 +54,59 @@ const FunctionDecl *inPlaceForm(const FunctionDecl &FD, unsigned Args, ASTContex
 void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
   // The call is the whole statement (through the temporaries a returned
   // Tensor leaves behind). `(void)x.to(d)` says the discard is intended.
-  auto Discarded = expr(ignoringImplicit(anyOf(
-      matchers::copyCall("copy"),
-      cxxMemberCallExpr(callee(cxxMethodDecl(isNewTensorMethod())), on(expr().bind("op.recv")))
-          .bind("op"),
-      callExpr(callee(functionDecl(isNewTensorFunction())), hasArgument(0, matchers::tensorExpr()),
-               unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
-          .bind("op"))));
+  auto Discarded = expr(ignoringImplicit(
+      anyOf(matchers::copyCall("copy"),
+            cxxMemberCallExpr(callee(cxxMethodDecl(isNewTensorMethod())),
+                              on(expr().bind("op.recv")))
+                .bind("op"),
+            callExpr(callee(functionDecl(isNewTensorFunction())),
+                     hasArgument(0, matchers::tensorExpr()),
+                     unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
+                .bind("op"))));
   // A read of item() as a statement: the host waits for a value it drops.
   auto DroppedRead = expr(ignoringImplicit(
-      cxxMemberCallExpr(callee(cxxMethodDecl(hasName("item"), ofClass(matchers::tensorRecord()))),
-                        on(expr().bind("read.recv")))
+      cxxMemberCallExpr(
+          callee(cxxMethodDecl(hasName("item"),
+                               ofClass(matchers::tensorRecord()))),
+          on(expr().bind("read.recv")))
           .bind("read")));
   auto Dropped = expr(anyOf(Discarded, DroppedRead));
   // A copy made only to read its options (`x.to(torch::kLong).options()`);
   // a fresh factory's is devcopy-create-then-move's.
   Finder->addMatcher(
-      cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName("options", "dtype", "scalar_type"),
-                                             ofClass(matchers::tensorRecord()))),
-                        on(ignoringImplicit(matchers::copyCall("copy"))))
+      cxxMemberCallExpr(
+          callee(cxxMethodDecl(hasAnyName("options", "dtype", "scalar_type"),
+                               ofClass(matchers::tensorRecord()))),
+          on(ignoringImplicit(matchers::copyCall("copy"))))
           .bind("optread"),
       this);
-  Finder->addMatcher(stmt(anyOf(compoundStmt(forEach(Dropped), unless(hasParent(stmtExpr()))),
-                                ifStmt(eachOf(hasThen(Dropped), hasElse(Dropped))),
-                                forStmt(hasBody(Dropped)), whileStmt(hasBody(Dropped)),
-                                doStmt(hasBody(Dropped)), cxxForRangeStmt(hasBody(Dropped)))),
-                     this);
+  Finder->addMatcher(
+      stmt(anyOf(compoundStmt(forEach(Dropped), unless(hasParent(stmtExpr()))),
+                 ifStmt(eachOf(hasThen(Dropped), hasElse(Dropped))),
+                 forStmt(hasBody(Dropped)), whileStmt(hasBody(Dropped)),
+                 doStmt(hasBody(Dropped)), cxxForRangeStmt(hasBody(Dropped)))),
+      this);
   // A local initialised from a copy that nothing ever reads.
-  Finder->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()), isNeverReferenced(),
-                             unless(isInstantiated()),
-                             hasInitializer(ignoringImplicit(matchers::copyCall("copy"))))
-                         .bind("var"),
-                     this);
+  Finder->addMatcher(
+      varDecl(hasLocalStorage(), unless(parmVarDecl()), isNeverReferenced(),
+              unless(isInstantiated()),
+              hasInitializer(ignoringImplicit(matchers::copyCall("copy"))))
+          .bind("var"),
+      this);
 }
 
 void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (const auto *Op = Result.Nodes.getNodeAs<CallExpr>("op")) {
-    checkDiscardedOp(*Op, Result.Nodes.getNodeAs<Expr>("op.recv"), *Result.Context);
+    checkDiscardedOp(*Op, Result.Nodes.getNodeAs<Expr>("op.recv"),
+                     *Result.Context);
     return;
   }
   ASTContext &Ctx = *Result.Context;
   if (const auto *Read = Result.Nodes.getNodeAs<CXXMemberCallExpr>("read")) {
-    diag(Read->getExprLoc(),
-         "result of 'item()' is discarded: it copies '%0' to the host and waits for the "
-         "device, then drops the value; use the value (a missing 'return'?) or remove the call")
+    diag(Read->getExprLoc(), "result of 'item()' is discarded: it copies '%0' "
+                             "to the host and waits for the "
+                             "device, then drops the value; use the value (a "
+                             "missing 'return'?) or remove the call")
         << receiverName(Result.Nodes.getNodeAs<Expr>("read.recv"), Ctx);
     return;
   }
@@ -108,33 +122,37 @@ void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   }
   std::string Where = describeDestination(T);
   // contiguous() copies only a non-contiguous tensor; say so, not "every byte".
-  std::string What = T.Method == "contiguous" ? "'" + Name + "' (when not contiguous)"
-                                              : "every byte of '" + Name + "'";
+  std::string What = T.Method == "contiguous"
+                         ? "'" + Name + "' (when not contiguous)"
+                         : "every byte of '" + Name + "'";
 
   if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var")) {
-    diag(Var->getLocation(),
-         "'%0' holds a copy of %1 %2 and is never read: the copy is wasted; use '%0' "
-         "or remove it")
+    diag(Var->getLocation(), "'%0' holds a copy of %1 %2 and is never read: "
+                             "the copy is wasted; use '%0' "
+                             "or remove it")
         << Var->getName() << What << Where;
     return;
   }
-  std::string Extra =
-      T.NonBlocking && T.Device == DeviceKind::CPU
-          ? "; a non-blocking copy to the CPU also keeps a pinned host buffer cached"
-          : "";
-  auto D = diag(Call->getBeginLoc(),
-                "result of '%0()' is discarded: %1 is copied %2 and the copy is dropped at "
-                "once, '%3' itself is unchanged%4; assign the result or remove the call")
+  std::string Extra = T.NonBlocking && T.Device == DeviceKind::CPU
+                          ? "; a non-blocking copy to the CPU also keeps a "
+                            "pinned host buffer cached"
+                          : "";
+  auto D = diag(Call->getBeginLoc(), "result of '%0()' is discarded: %1 is "
+                                     "copied %2 and the copy is dropped at "
+                                     "once, '%3' itself is unchanged%4; assign "
+                                     "the result or remove the call")
            << T.Method << What << Where << Name << Extra;
   // Module-like intent `x.to(d);` means `x = x.to(d);`.
   if (const Expr *Target = assignableReceiver(Recv, Ctx);
       Target && !Call->getBeginLoc().isMacroID())
-    D << FixItHint::CreateInsertion(Call->getBeginLoc(), sourceText(Target, Ctx) + " = ");
+    D << FixItHint::CreateInsertion(Call->getBeginLoc(),
+                                    sourceText(Target, Ctx) + " = ");
 }
 
 void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
-                                          const CXXMemberCallExpr &Copy, const Expr &Recv,
-                                          const CopyTarget &T, ASTContext &Ctx) {
+                                          const CXXMemberCallExpr &Copy,
+                                          const Expr &Recv, const CopyTarget &T,
+                                          ASTContext &Ctx) {
   // A factory's own tensor: devcopy-create-then-move reports it.
   const Expr *Root = &Recv;
   while (const auto *MC = dyn_cast<CXXMemberCallExpr>(Root->IgnoreImplicit()))
@@ -148,23 +166,26 @@ void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
   const Expr *Base = &Recv;
   while (const auto *MC = dyn_cast<CXXMemberCallExpr>(Base->IgnoreImplicit())) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
-    if (!MD || !MD->getIdentifier() || !llvm::is_contained({"clone", "contiguous"}, MD->getName()))
+    if (!MD || !MD->getIdentifier() ||
+        !llvm::is_contained({"clone", "contiguous"}, MD->getName()))
       break;
     Base = MC->getImplicitObjectArgument();
   }
   const std::string Name = receiverName(Base, Ctx);
   const std::string Method = Read.getMethodDecl()->getName().str();
   auto D = diag(Copy.getExprLoc(),
-                "'%0()' copies every byte of '%1' %2 only to read its %3() and drops the "
+                "'%0()' copies every byte of '%1' %2 only to read its %3() and "
+                "drops the "
                 "copy; read '%1.options()' and set the dtype or device there")
            << T.Method << Name << describeDestination(T) << Method;
   // x.to(torch::kLong).options() -> x.options().dtype(torch::kLong)
-  if (Method == "options" && T.Method == "to" && writtenArgs(Copy) == 1 && T.changesDType() &&
-      !T.changesDevice() && !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
-    D << FixItHint::CreateReplacement(SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
-                                      sourceText(ignoreConversions(Base), Ctx) +
-                                          ".options().dtype(" +
-                                          sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
+  if (Method == "options" && T.Method == "to" && writtenArgs(Copy) == 1 &&
+      T.changesDType() && !T.changesDevice() &&
+      !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
+    D << FixItHint::CreateReplacement(
+        SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
+        sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
+            sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
 }
 
 void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,
@@ -176,17 +197,19 @@ void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,
   const Expr *Input = Recv ? Recv : Op.getArg(0);
   const FunctionDecl *InPlace = inPlaceForm(*FD, writtenArgs(Op), Ctx);
   std::string Name = FD->getName().str();
-  auto D = diag(Op.getBeginLoc(),
-                "result of '%0()' is discarded: it makes a new tensor and drops it at once, "
-                "'%1' itself is unchanged; %2")
-           << Name << receiverName(Input, Ctx)
-           << (InPlace ? "use the in-place '" + Name + "_()' or assign the result"
-                       : std::string("assign the result or remove the call"));
+  auto D =
+      diag(Op.getBeginLoc(), "result of '%0()' is discarded: it makes a new "
+                             "tensor and drops it at once, "
+                             "'%1' itself is unchanged; %2")
+      << Name << receiverName(Input, Ctx)
+      << (InPlace ? "use the in-place '" + Name + "_()' or assign the result"
+                  : std::string("assign the result or remove the call"));
   // The name token: `x.clamp(...)`, `torch::relu(...)`.
   SourceLocation NameLoc;
   if (const auto *ME = dyn_cast<MemberExpr>(Op.getCallee()->IgnoreImpCasts()))
     NameLoc = ME->getMemberLoc();
-  else if (const auto *DRE = dyn_cast<DeclRefExpr>(Op.getCallee()->IgnoreImpCasts()))
+  else if (const auto *DRE =
+               dyn_cast<DeclRefExpr>(Op.getCallee()->IgnoreImpCasts()))
     NameLoc = DRE->getLocation();
   if (InPlace && NameLoc.isValid() && !NameLoc.isMacroID())
     D << FixItHint::CreateInsertion(NameLoc.getLocWithOffset(Name.size()), "_");

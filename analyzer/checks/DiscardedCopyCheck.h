@@ -21,12 +21,14 @@ public:
 
 protected:
   void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
-  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   void checkDiscardedOp(const CallExpr &Op, const Expr *Recv, ASTContext &Ctx);
-  void checkOptionsRead(const CXXMemberCallExpr &Read, const CXXMemberCallExpr &Copy,
-                        const Expr &Recv, const CopyTarget &T, ASTContext &Ctx);
+  void checkOptionsRead(const CXXMemberCallExpr &Read,
+                        const CXXMemberCallExpr &Copy, const Expr &Recv,
+                        const CopyTarget &T, ASTContext &Ctx);
 };
 
 } // namespace clang::tidy::devcopy

@@ -18,7 +18,8 @@ FunctionBody enclosingFunction(const Stmt &S, ASTContext &Ctx) {
       return {L->getCallOperator(), L->getBody()};
     if (const auto *FD = Cur.get<FunctionDecl>())
       return {FD, FD->getBody()};
-    if (Cur.get<ObjCMethodDecl>() || Cur.get<BlockDecl>() || Cur.get<CapturedDecl>())
+    if (Cur.get<ObjCMethodDecl>() || Cur.get<BlockDecl>() ||
+        Cur.get<CapturedDecl>())
       return {};
   }
   return {};
@@ -34,7 +35,8 @@ FunctionFlow::FunctionFlow(const FunctionBody &F, ASTContext &Ctx) {
   TheCFG = CFG::buildCFG(F.Fn, const_cast<Stmt *>(F.Body), &Ctx, Options);
   this->Ctx = &Ctx;
   if (TheCFG)
-    Sequence = std::make_unique<utils::ExprSequence>(TheCFG.get(), F.Body, &Ctx);
+    Sequence =
+        std::make_unique<utils::ExprSequence>(TheCFG.get(), F.Body, &Ctx);
 }
 
 bool FunctionFlow::loopRepeats(const Stmt &Loop) {
@@ -54,7 +56,8 @@ bool FunctionFlow::loopRepeats(const Stmt &Loop) {
     if (const Stmt *Target = B->getLoopTarget())
       Repeats[Target] = true;
     for (const CFGBlock::AdjacentBlock &Succ : B->succs())
-      if (const CFGBlock *R = Succ.getReachableBlock(); R && !Seen.test(R->getBlockID())) {
+      if (const CFGBlock *R = Succ.getReachableBlock();
+          R && !Seen.test(R->getBlockID())) {
         Seen.set(R->getBlockID());
         Work.push_back(R);
       }
@@ -91,7 +94,8 @@ bool FunctionFlow::shiftSequenced(const Stmt *Before, const Stmt *After) const {
     Cur = Parents[0];
     const auto *Op = Cur.get<CXXOperatorCallExpr>();
     if (Op && Above.count(Op))
-      return (Op->getOperator() == OO_LessLess || Op->getOperator() == OO_GreaterGreater) &&
+      return (Op->getOperator() == OO_LessLess ||
+              Op->getOperator() == OO_GreaterGreater) &&
              Op->getNumArgs() == 2 && Op->getArg(1) == Child;
     if (Above.count(Cur.get<Stmt>()))
       return false;

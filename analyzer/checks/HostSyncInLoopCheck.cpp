@@ -2,8 +2,8 @@
 #include "SyncElements.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ASTUtils.h"
-#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang::ast_matchers;
@@ -15,7 +15,8 @@ namespace {
 bool isAcceleratorName(llvm::StringRef Name) {
   // c10::DeviceType enumerators and their kX constants, CPU and Meta aside.
   return llvm::StringSwitch<bool>(Name)
-      .Cases("kCUDA", "kHIP", "kMPS", "kXPU", "kXLA", "kHPU", "kIPU", "kVulkan", true)
+      .Cases("kCUDA", "kHIP", "kMPS", "kXPU", "kXLA", "kHPU", "kIPU", "kVulkan",
+             true)
       .Cases("CUDA", "HIP", "MPS", "XPU", "XLA", "HPU", "IPU", "Vulkan", true)
       .Default(false);
 }
@@ -27,9 +28,11 @@ bool isAcceleratorString(llvm::StringRef S) {
   return false;
 }
 
-/// In namespace torch::cuda, at::cuda or c10::cuda (is_available, device_count).
+/// In namespace torch::cuda, at::cuda or c10::cuda (is_available,
+/// device_count).
 bool isCudaNamespaceFunction(const FunctionDecl *FD) {
-  for (const DeclContext *DC = FD ? FD->getDeclContext() : nullptr; DC; DC = DC->getParent())
+  for (const DeclContext *DC = FD ? FD->getDeclContext() : nullptr; DC;
+       DC = DC->getParent())
     if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC);
         NS && NS->getIdentifier() && NS->getName() == "cuda")
       return true;
@@ -37,7 +40,9 @@ bool isCudaNamespaceFunction(const FunctionDecl *FD) {
 }
 
 /// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
-bool isDeviceValueType(QualType T) { return isDeviceType(T) || isTensorOptionsType(T); }
+bool isDeviceValueType(QualType T) {
+  return isDeviceType(T) || isTensorOptionsType(T);
+}
 
 /// Collects the facts of HostSyncInLoopCheck::DeviceUse from one declaration.
 class DeviceUseVisitor : public RecursiveASTVisitor<DeviceUseVisitor> {
@@ -62,7 +67,8 @@ public:
   bool VisitCXXConstructExpr(CXXConstructExpr *E) {
     // torch::Device(name): a device made here (a copy of a variable is seen
     // at the variable).
-    if (isDeviceType(E->getType()) && !E->getConstructor()->isCopyOrMoveConstructor())
+    if (isDeviceType(E->getType()) &&
+        !E->getConstructor()->isCopyOrMoveConstructor())
       noteDeviceValue(E);
     return true;
   }
@@ -79,7 +85,8 @@ public:
         (FD->getName() == "cuda" && llvm::isa<CXXMemberCallExpr>(E)))
       NamesAccelerator = true;
     else if (FD->getName() == "device" || FD->getName() == "options")
-      UsesDevice |= llvm::isa<CXXMemberCallExpr>(E) && isDeviceValueType(E->getType());
+      UsesDevice |=
+          llvm::isa<CXXMemberCallExpr>(E) && isDeviceValueType(E->getType());
     return !NamesAccelerator;
   }
 
@@ -99,15 +106,15 @@ private:
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   auto Main = matchers::isInMainFileCode();
-  Finder->addMatcher(
-      expr(Main, matchers::tensorMethodCall({"item", "is_nonzero", "equal",
-                                             "allclose", "nonzero", "masked_select", "cpu",
-                                             "to"},
-                                            "sync")),
-      this);
+  Finder->addMatcher(expr(Main, matchers::tensorMethodCall(
+                                    {"item", "is_nonzero", "equal", "allclose",
+                                     "nonzero", "masked_select", "cpu", "to"},
+                                    "sync")),
+                     this);
   // Calls of the user's functions: a sync inside runs on every iteration too.
   Finder->addMatcher(
-      callExpr(Main, unless(cxxMemberCallExpr(callee(cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
+      callExpr(Main, unless(cxxMemberCallExpr(callee(
+                         cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
           .bind("call"),
       this);
   Finder->addMatcher(cxxOperatorCallExpr(Main, hasOverloadedOperatorName("<<"),
@@ -142,7 +149,8 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     // (`loss.cpu().item<float>()`): the copy is the sync, reported there.
     if (Method != "cpu" && Method != "to" && copiedToHost(Recv, Ctx))
       return;
-  } else if (const auto *Print = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("print")) {
+  } else if (const auto *Print =
+                 Result.Nodes.getNodeAs<CXXOperatorCallExpr>("print")) {
     if (isTensorType(Print->getArg(0)->getType()))
       return; // a tensor's own operator<< (a shift), not printing
     // Printing the result of cpu() / to(kCPU): that copy is the sync, and is
@@ -152,7 +160,8 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Method = "<<";
     Sync = Print;
     Recv = Print->getArg(1);
-  } else if (const auto *Assign = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign")) {
+  } else if (const auto *Assign =
+                 Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign")) {
     // Only a copy from the device into a host tensor's elements syncs.
     if (Assign->getArg(0)->isLValue() ||
         places(Ctx).ofTensor(Assign->getArg(0)) != Place::Host ||
@@ -168,36 +177,41 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsOnTypicalIteration(*L) || !acceleratorInPlay(*L->Loop, Recv, Ctx))
+  if (!Inv.runsOnTypicalIteration(*L) ||
+      !acceleratorInPlay(*L->Loop, Recv, Ctx))
     return;
   std::string What = describeSync(Method, receiverName(Recv, Ctx));
 
   // The same data copied to the host a second time in one iteration (the
   // other syncs compute something new: nonzero(), equal(), ...).
-  bool CopiesData =
-      Method == "item" || Method == "cpu" || Method == "to" || Method == "<<" || Method == "=";
+  bool CopiesData = Method == "item" || Method == "cpu" || Method == "to" ||
+                    Method == "<<" || Method == "=";
   bool SameValue = false;
   for (bool Later : {false, true}) {
     const Expr *OtherRecv = nullptr;
-    const Expr *Other = CopiesData ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx, SameValue,
-                                                 Later, &OtherRecv)
-                                   : nullptr;
+    const Expr *Other = CopiesData
+                            ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx,
+                                          SameValue, Later, &OtherRecv)
+                            : nullptr;
     if (!Other)
       continue;
     // Described as the second read: the other one when it runs later.
     std::string SecondWhat =
         Later ? describeSync(Method, receiverName(OtherRecv, Ctx)) : What;
     const Expr *First = Later ? Sync : Other, *Second = Later ? Other : Sync;
-    unsigned Line = Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
+    unsigned Line =
+        Ctx.getSourceManager().getExpansionLineNumber(First->getExprLoc());
     if (SameValue)
-      diag(Second->getExprLoc(), "%0 again in this iteration, waiting for the device a second "
-                                 "time; it was already read at line %1: keep that value and "
-                                 "reuse it")
+      diag(Second->getExprLoc(),
+           "%0 again in this iteration, waiting for the device a second "
+           "time; it was already read at line %1: keep that value and "
+           "reuse it")
           << SecondWhat << Line;
     else
-      diag(Second->getExprLoc(), "%0, waiting for the device again in this iteration; another "
-                                 "element of '%1' was read at line %2: copy '%1' to the host "
-                                 "once and read its elements there")
+      diag(Second->getExprLoc(),
+           "%0, waiting for the device again in this iteration; another "
+           "element of '%1' was read at line %2: copy '%1' to the host "
+           "once and read its elements there")
           << SecondWhat << receiverName(subscriptBase(Recv), Ctx) << Line;
     diag(First->getExprLoc(), "first read here", DiagnosticIDs::Note);
     noteLoop(*L->Loop);
@@ -213,15 +227,17 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   bool WholeInvariant = false;
   if (const Expr *Whole = elementOfInvariant(Recv, Inv, WholeInvariant)) {
     if (WholeInvariant)
-      diag(Sync->getExprLoc(),
-           "%0 and waits for the device on every iteration of this loop, although '%1' does "
-           "not change in it; compute it once before the loop (all the samples in one call) "
-           "and read the result there")
+      diag(Sync->getExprLoc(), "%0 and waits for the device on every iteration "
+                               "of this loop, although '%1' does "
+                               "not change in it; compute it once before the "
+                               "loop (all the samples in one call) "
+                               "and read the result there")
           << What << receiverName(Whole, Ctx);
     else
-      diag(Sync->getExprLoc(),
-           "%0 and waits for the device on every iteration of this loop, one element at a "
-           "time; copy '%1' to the host once before the loop and read its elements there")
+      diag(Sync->getExprLoc(), "%0 and waits for the device on every iteration "
+                               "of this loop, one element at a "
+                               "time; copy '%1' to the host once before the "
+                               "loop and read its elements there")
           << What << receiverName(Whole, Ctx);
     noteLoop(*L->Loop);
     return;
@@ -234,31 +250,38 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // A copy into a host tensor builds host results.
   if (Method == "=")
     return;
-  ValueUse Use = Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
+  ValueUse Use =
+      Method == "<<" ? ValueUse{UseKind::Output, ""} : U.classify(Sync);
   // The host needs the value on every iteration: the read is the price.
-  if (Use.Kind == UseKind::Needed || (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
+  if (Use.Kind == UseKind::Needed ||
+      (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
     return;
   if (Use.Kind == UseKind::Accumulated)
-    diag(Sync->getExprLoc(),
-         "%0 and waits for the device on every iteration of this loop, only to add it to "
-         "'%1'; accumulate on the device and read the total once after the loop")
+    diag(
+        Sync->getExprLoc(),
+        "%0 and waits for the device on every iteration of this loop, only to "
+        "add it to "
+        "'%1'; accumulate on the device and read the total once after the loop")
         << What << Use.Into;
   else if (Use.Kind == UseKind::Output)
-    diag(Sync->getExprLoc(),
-         "%0 and waits for the device on every training step, stalling the GPU queue each "
-         "time, to report it; report every N steps, or accumulate on the device and read "
-         "once after the loop")
+    diag(Sync->getExprLoc(), "%0 and waits for the device on every training "
+                             "step, stalling the GPU queue each "
+                             "time, to report it; report every N steps, or "
+                             "accumulate on the device and read "
+                             "once after the loop")
         << What;
   else
-    diag(Sync->getExprLoc(),
-         "%0 and waits for the device on every iteration of this loop, stalling the GPU "
-         "queue each time; accumulate on the device and read once after the loop, or every "
-         "N steps")
+    diag(Sync->getExprLoc(), "%0 and waits for the device on every iteration "
+                             "of this loop, stalling the GPU "
+                             "queue each time; accumulate on the device and "
+                             "read once after the loop, or every "
+                             "N steps")
         << What;
   noteLoop(*L->Loop);
 }
 
-SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx) {
+SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv,
+                                      ASTContext &Ctx) {
   std::unique_ptr<SyncUses> &U = Uses[&Loop];
   if (!U)
     U = std::make_unique<SyncUses>(Loop, Inv, Ctx, &places(Ctx));
@@ -266,14 +289,16 @@ SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv, AST
 }
 
 void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
-  const FunctionDecl *FD = CallSyncs::userDefinition(Call.getDirectCallee(), Ctx);
+  const FunctionDecl *FD =
+      CallSyncs::userDefinition(Call.getDirectCallee(), Ctx);
   if (!FD)
     return;
   std::optional<EnclosingLoop> L = Loops.enclosingLoop(Call, Ctx);
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsOnTypicalIteration(*L) || !acceleratorInPlay(*L->Loop, nullptr, Ctx))
+  if (!Inv.runsOnTypicalIteration(*L) ||
+      !acceleratorInPlay(*L->Loop, nullptr, Ctx))
     return;
   std::optional<CallSync> S = Calls.of(FD, Ctx);
   if (!S)
@@ -282,11 +307,13 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
   UseKind Kind = S->Kind;
   if (S->Returned) // the function returns what it read: its use here decides
     Kind = U.classify(&Call).Kind;
-  if (Kind == UseKind::Needed || (Kind == UseKind::Output && !U.isTrainingLoop()))
+  if (Kind == UseKind::Needed ||
+      (Kind == UseKind::Output && !U.isTrainingLoop()))
     return;
-  diag(Call.getExprLoc(), "calling '%0' syncs with the device on every iteration of this "
-                          "loop: inside it, %1 and waits for the device; read it every N steps, "
-                          "or keep the value on the device and read it once after the loop")
+  diag(Call.getExprLoc(),
+       "calling '%0' syncs with the device on every iteration of this "
+       "loop: inside it, %1 and waits for the device; read it every N steps, "
+       "or keep the value on the device and read it once after the loop")
       << FD->getNameAsString() << S->What;
   diag(S->Sync->getExprLoc(), "the read is here", DiagnosticIDs::Note);
   noteLoop(*L->Loop);
@@ -297,10 +324,9 @@ void HostSyncInLoopCheck::noteLoop(const Stmt &Loop) {
   diag(Loop.getBeginLoc(), "loop starts here", DiagnosticIDs::Note);
 }
 
-const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
-                                             const Expr &Recv, LoopInvariance &Inv,
-                                             ASTContext &Ctx, bool &SameValue,
-                                             bool Later, const Expr **OtherRecv) {
+const Expr *HostSyncInLoopCheck::earlierRead(
+    const Stmt &Loop, const Expr &Sync, const Expr &Recv, LoopInvariance &Inv,
+    ASTContext &Ctx, bool &SameValue, bool Later, const Expr **OtherRecv) {
   auto It = Reads.find(&Loop);
   if (It == Reads.end())
     return nullptr;
@@ -311,13 +337,16 @@ const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
   const Expr *Base = subscriptBase(&Recv);
   // The variables the value is read from must not change between the reads.
   auto Refs = ast_matchers::match(
-      ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value, Ctx);
+      ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value,
+      Ctx);
   for (const auto &[First, FirstRecv] : It->second) {
-    SameValue = utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx);
+    SameValue =
+        utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx);
     // Two elements of one tensor (`b[0].item()`, `b[1].item()`) are two
     // copies where one would do.
-    bool SameTensor = !SameValue && Base != Value &&
-                      utils::areStatementsIdentical(subscriptBase(FirstRecv), Base, Ctx);
+    bool SameTensor =
+        !SameValue && Base != Value &&
+        utils::areStatementsIdentical(subscriptBase(FirstRecv), Base, Ctx);
     // The two reads in the order they run (the matcher may meet them in the
     // other order: `std::cout << a[0].item() << a[1].item()`).
     const Stmt *A = Later ? static_cast<const Stmt *>(&Sync) : First;
@@ -325,11 +354,13 @@ const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
     if (!(SameValue || SameTensor) || !Flow->inSequence(A, B))
       continue;
     bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
-      const auto *VD = llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
+      const auto *VD =
+          llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
       if (!VD)
         return false;
       return llvm::any_of(Inv.refsTo(VD), [&](const DeclRefExpr *Ref) {
-        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, A) && !Flow->inSequence(B, Ref);
+        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, A) &&
+               !Flow->inSequence(B, Ref);
       });
     });
     if (!Changed) {
@@ -341,7 +372,8 @@ const Expr *HostSyncInLoopCheck::earlierRead(const Stmt &Loop, const Expr &Sync,
   return nullptr;
 }
 
-HostSyncInLoopCheck::DeviceUse HostSyncInLoopCheck::functionDeviceUse(const Decl *Fn) {
+HostSyncInLoopCheck::DeviceUse
+HostSyncInLoopCheck::functionDeviceUse(const Decl *Fn) {
   auto It = Functions.find(Fn);
   if (It != Functions.end())
     return It->second;
@@ -360,7 +392,8 @@ bool HostSyncInLoopCheck::fileUsesDevice(ASTContext &Ctx) {
   // Only the main file's own declarations: the LibTorch headers name CUDA
   // everywhere.
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (D->isImplicit() ||
+        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
     V.TraverseDecl(D);
     if (V.NamesAccelerator || V.UsesDevice)

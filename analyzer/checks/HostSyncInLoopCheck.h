@@ -2,15 +2,16 @@
 // iteration of a loop, in code where an accelerator is in play.
 #pragma once
 
-#include "LoopFacts.h"
 #include "CallSyncs.h"
-#include "SyncUse.h"
 #include "DevcopyCheck.h"
+#include "LoopFacts.h"
+#include "SyncUse.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace clang::tidy::devcopy {
 
-/// Flags `loss.item()`, `x.cpu()`, `x.to(kCPU)`, `x.nonzero()`, `std::cout << x`
+/// Flags `loss.item()`, `x.cpu()`, `x.to(kCPU)`, `x.nonzero()`, `std::cout <<
+/// x`
 /// ... run on every iteration of a loop (not under a condition that changes in
 /// the loop, such as `step % 100 == 0`). Silent unless an accelerator is in
 /// play: the function names one, or uses a device chosen elsewhere (a
@@ -23,13 +24,15 @@ public:
 
 protected:
   void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
-  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   /// What a function (or the main file) shows about devices; see DeviceUse.
   struct DeviceUse {
-    bool NamesAccelerator = false; ///< kCUDA, "cuda:0", .cuda(), torch::cuda::...
-    bool UsesDevice = false;       ///< a Device / TensorOptions value, x.device()
+    bool NamesAccelerator =
+        false;               ///< kCUDA, "cuda:0", .cuda(), torch::cuda::...
+    bool UsesDevice = false; ///< a Device / TensorOptions value, x.device()
   };
   DeviceUse functionDeviceUse(const Decl *Fn);
   /// The main file names an accelerator or works with a device value.
@@ -57,11 +60,14 @@ private:
   LoopInvarianceCache Loops;
   CallSyncs Calls;
   /// Reads run on every iteration, per loop, in the order they were met.
-  llvm::DenseMap<const Stmt *, llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>> Reads;
+  llvm::DenseMap<const Stmt *,
+                 llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>>
+      Reads;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;
   std::optional<bool> FileUsesDevice;
-  llvm::DenseMap<const ParmVarDecl *, Place> ParamPlaces; ///< callersPlace, cached
+  llvm::DenseMap<const ParmVarDecl *, Place>
+      ParamPlaces; ///< callersPlace, cached
 };
 
 } // namespace clang::tidy::devcopy

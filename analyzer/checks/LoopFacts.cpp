@@ -9,7 +9,8 @@ namespace clang::tidy::devcopy {
 
 namespace {
 
-const Stmt *firstParentStmt(const DynTypedNode &N, ASTContext &Ctx, DynTypedNode *Out) {
+const Stmt *firstParentStmt(const DynTypedNode &N, ASTContext &Ctx,
+                            DynTypedNode *Out) {
   auto Parents = Ctx.getParents(N);
   if (Parents.empty())
     return nullptr;
@@ -24,7 +25,8 @@ const Expr *parentExpr(const Expr *E, ASTContext &Ctx) {
 }
 
 bool isInPlaceName(const NamedDecl *D) {
-  return D && D->getIdentifier() && D->getName().size() > 1 && D->getName().ends_with("_");
+  return D && D->getIdentifier() && D->getName().size() > 1 &&
+         D->getName().ends_with("_");
 }
 
 bool isDeviceValue(QualType T) {
@@ -51,12 +53,14 @@ bool changedInPlace(const Expr *Ref, ASTContext &Ctx) {
     const Expr *P = parentExpr(Cur, Ctx);
     if (!P)
       return false;
-    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(P)) {
+    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
+                  CXXBindTemporaryExpr>(P)) {
       Cur = P;
       continue;
     }
     if (const auto *ME = llvm::dyn_cast<MemberExpr>(P)) {
-      const auto *Call = llvm::dyn_cast_or_null<CXXMemberCallExpr>(parentExpr(ME, Ctx));
+      const auto *Call =
+          llvm::dyn_cast_or_null<CXXMemberCallExpr>(parentExpr(ME, Ctx));
       if (!Call || Call->getCallee() != ME)
         return false;
       if (isInPlaceName(ME->getMemberDecl()))
@@ -107,13 +111,15 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
       const Decl *D = ParentNode.get<Decl>();
       if (!D || llvm::isa<DeclContext>(D))
         return std::nullopt;
-      if (const auto *VD = llvm::dyn_cast<VarDecl>(D); VD && VD->isStaticLocal())
+      if (const auto *VD = llvm::dyn_cast<VarDecl>(D);
+          VD && VD->isStaticLocal())
         return std::nullopt;
       Child = ParentNode;
       continue;
     }
     if (const auto *F = llvm::dyn_cast<ForStmt>(P)) {
-      if (C && (C == F->getBody() || C == F->getCond() || C == F->getInc()) && Repeats(*F)) {
+      if (C && (C == F->getBody() || C == F->getCond() || C == F->getInc()) &&
+          Repeats(*F)) {
         Result.Loop = F;
         return Result;
       }
@@ -137,7 +143,8 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
         Result.Guards.push_back(Sw->getCond());
         Result.Branches.push_back(nullptr);
       }
-    } else if (const auto *CO = llvm::dyn_cast<AbstractConditionalOperator>(P)) {
+    } else if (const auto *CO =
+                   llvm::dyn_cast<AbstractConditionalOperator>(P)) {
       if (C && C != CO->getCond()) {
         Result.Guards.push_back(CO->getCond());
         Result.Branches.push_back(nullptr);
@@ -158,7 +165,8 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
   return std::nullopt;
 }
 
-LoopInvariance::LoopInvariance(const Stmt &Loop, ASTContext &Ctx) : Loop(Loop), Ctx(Ctx) {}
+LoopInvariance::LoopInvariance(const Stmt &Loop, ASTContext &Ctx)
+    : Loop(Loop), Ctx(Ctx) {}
 
 bool LoopInvariance::isInvariant(const VarDecl *VD) {
   if (!VD)
@@ -172,9 +180,10 @@ bool LoopInvariance::isInvariant(const VarDecl *VD) {
   const SourceManager &SM = Ctx.getSourceManager();
   SourceRange LoopRange = Loop.getSourceRange();
   SourceLocation Where = VD->getLocation();
-  bool DeclaredInside = LoopRange.isValid() && Where.isValid() &&
-                        !SM.isBeforeInTranslationUnit(Where, LoopRange.getBegin()) &&
-                        !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Where);
+  bool DeclaredInside =
+      LoopRange.isValid() && Where.isValid() &&
+      !SM.isBeforeInTranslationUnit(Where, LoopRange.getBegin()) &&
+      !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Where);
   bool Result = !DeclaredInside && !isMutatedInLoop(VD);
   Cache[VD] = Result;
   return Result;
@@ -184,8 +193,9 @@ llvm::ArrayRef<const DeclRefExpr *> LoopInvariance::refsTo(const VarDecl *VD) {
   if (!Refs) {
     using namespace ast_matchers;
     Refs.emplace();
-    for (const auto &M : match(findAll(declRefExpr(to(varDecl(hasLocalStorage()))).bind("ref")),
-                               Loop, Ctx)) {
+    for (const auto &M :
+         match(findAll(declRefExpr(to(varDecl(hasLocalStorage()))).bind("ref")),
+               Loop, Ctx)) {
       const auto *Ref = M.getNodeAs<DeclRefExpr>("ref");
       (*Refs)[llvm::cast<VarDecl>(Ref->getDecl())].push_back(Ref);
     }
@@ -200,7 +210,8 @@ bool LoopInvariance::isMutatedInLoop(const VarDecl *VD) {
   if (auto It = Mutated.find(VD); It != Mutated.end())
     return It->second;
   Mutated[VD] = false; // while in progress (a reference bound to itself)
-  bool Result = llvm::any_of(refsTo(VD), [&](const DeclRefExpr *R) { return refMutates(R); });
+  bool Result = llvm::any_of(
+      refsTo(VD), [&](const DeclRefExpr *R) { return refMutates(R); });
   Mutated[VD] = Result;
   return Result;
 }
@@ -239,11 +250,13 @@ bool LoopInvariance::refMutates(const DeclRefExpr *Ref) {
     P = parentExpr(P, Ctx);
   }
   if (isDeviceValue(VD->getType())) {
-    // Every `t.to(device)` binds `device` to TensorOptions' forwarding-reference
-    // constructor, which ExprMutationAnalyzer takes for a mutation. A Device or
-    // TensorOptions changes by assignment or a non-const method (set_index).
+    // Every `t.to(device)` binds `device` to TensorOptions'
+    // forwarding-reference constructor, which ExprMutationAnalyzer takes for a
+    // mutation. A Device or TensorOptions changes by assignment or a non-const
+    // method (set_index).
     if (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(P))
-      return Op->isAssignmentOp() && Op->getArg(0)->IgnoreParenImpCasts() == Ref;
+      return Op->isAssignmentOp() &&
+             Op->getArg(0)->IgnoreParenImpCasts() == Ref;
     if (const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(P))
       if (const auto *MD = llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl()))
         return !MD->isConst() && !MD->isStatic();
@@ -262,14 +275,17 @@ bool LoopInvariance::refMutates(const DeclRefExpr *Ref) {
   if (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(P);
       Op && Op->getOperator() == OO_Subscript && Op->getArg(0) == Use &&
       !isTensorType(Use->getType()) && isTensorType(Op->getType()))
-    return ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo).findMutation(Op) ||
+    return ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo)
+               .findMutation(Op) ||
            changedInPlace(Op, Ctx);
   if (ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo).findMutation(Ref))
     return true;
   return changedInPlace(Ref, Ctx);
 }
 
-bool LoopInvariance::isInvariant(const Expr *E) { return E && isInvariantStmt(E, 0); }
+bool LoopInvariance::isInvariant(const Expr *E) {
+  return E && isInvariantStmt(E, 0);
+}
 
 bool LoopInvariance::isInvariantStmt(const Stmt *S, unsigned Depth) {
   if (!S)
@@ -285,11 +301,13 @@ bool LoopInvariance::isInvariantStmt(const Stmt *S, unsigned Depth) {
     return false;
   if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(S)) {
     const Expr *Obj = MC->getImplicitObjectArgument();
-    if (!Obj || !isPureValueType(Obj->getType()) || isInPlaceName(MC->getMethodDecl()))
+    if (!Obj || !isPureValueType(Obj->getType()) ||
+        isInPlaceName(MC->getMethodDecl()))
       return false;
   } else if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(S)) {
     OverloadedOperatorKind K = Op->getOperator();
-    if (Op->isAssignmentOp() || K == OO_PlusPlus || K == OO_MinusMinus || K == OO_Call)
+    if (Op->isAssignmentOp() || K == OO_PlusPlus || K == OO_MinusMinus ||
+        K == OO_Call)
       return false;
   } else if (llvm::isa<CallExpr>(S)) {
     return false; // a function may return new data on each call
@@ -307,7 +325,8 @@ bool LoopInvariance::namesLocal(const Expr *E) {
     if (const auto *VD = llvm::dyn_cast<VarDecl>(DRE->getDecl()))
       return VD->hasLocalStorage();
   for (const Stmt *Child : E->children())
-    if (const auto *CE = llvm::dyn_cast_or_null<Expr>(Child); CE && namesLocal(CE))
+    if (const auto *CE = llvm::dyn_cast_or_null<Expr>(Child);
+        CE && namesLocal(CE))
       return true;
   return false;
 }

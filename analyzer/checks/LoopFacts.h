@@ -6,7 +6,8 @@
 // first is a walk up the parent map (collecting the branch conditions passed on
 // the way); the second combines clang's ExprMutationAnalyzer with a walk for
 // LibTorch's in-place methods, which are `const` member functions and so
-// invisible to the analyzer (`x.add_(1)`, `x[0] = 1`, `x.narrow(0, 0, 1).copy_(y)`).
+// invisible to the analyzer (`x.add_(1)`, `x[0] = 1`, `x.narrow(0, 0,
+// 1).copy_(y)`).
 #pragma once
 
 #include "FunctionFlow.h"
@@ -38,8 +39,9 @@ struct EnclosingLoop {
 /// to an outer loop, as does the initializer of a `static` local. With
 /// \p Flows, a loop that cannot start a second iteration (`do { ... } while
 /// (0)`, `while (true) { ...; break; }`) is not a loop either.
-std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
-                                               FunctionFlowCache *Flows = nullptr);
+std::optional<EnclosingLoop>
+findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
+                  FunctionFlowCache *Flows = nullptr);
 
 /// Answers "does this change in the loop?" for one loop; memoised.
 class LoopInvariance {
@@ -96,7 +98,9 @@ private:
   const Stmt &Loop;
   ASTContext &Ctx;
   ExprMutationAnalyzer::Memoized Memo;
-  std::optional<llvm::DenseMap<const VarDecl *, llvm::SmallVector<const DeclRefExpr *, 4>>> Refs;
+  std::optional<llvm::DenseMap<const VarDecl *,
+                               llvm::SmallVector<const DeclRefExpr *, 4>>>
+      Refs;
   llvm::DenseMap<const VarDecl *, bool> Cache;
   llvm::DenseMap<const VarDecl *, bool> Mutated;
 };

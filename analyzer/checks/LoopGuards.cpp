@@ -23,7 +23,8 @@ bool leavesLoop(const Stmt *Branch) {
   auto Leaves = [](const Stmt *S) {
     if (const auto *E = llvm::dyn_cast_or_null<ExprWithCleanups>(S))
       S = E->getSubExpr();
-    return llvm::isa_and_nonnull<BreakStmt, ReturnStmt, CXXThrowExpr, GotoStmt>(S);
+    return llvm::isa_and_nonnull<BreakStmt, ReturnStmt, CXXThrowExpr, GotoStmt>(
+        S);
   };
   if (const auto *CS = llvm::dyn_cast_or_null<CompoundStmt>(Branch))
     return llvm::any_of(CS->body(), Leaves);
@@ -36,17 +37,21 @@ bool LoopInvariance::isDataFilter(const Expr *G) {
   return G && testsIterationData(G, 0, NamesData) && NamesData;
 }
 
-bool LoopInvariance::testsIterationData(const Expr *E, unsigned Depth, bool &NamesData) {
+bool LoopInvariance::testsIterationData(const Expr *E, unsigned Depth,
+                                        bool &NamesData) {
   using namespace ast_matchers;
   if (Depth > 4)
     return false;
-  auto State = stmt(anyOf(binaryOperator(hasAnyOperatorName("%", "%=")),
-                          cxxOperatorCallExpr(hasAnyOverloadedOperatorName("%", "%=")),
-                          cxxThisExpr(), memberExpr(member(fieldDecl()))));
+  auto State =
+      stmt(anyOf(binaryOperator(hasAnyOperatorName("%", "%=")),
+                 cxxOperatorCallExpr(hasAnyOverloadedOperatorName("%", "%=")),
+                 cxxThisExpr(), memberExpr(member(fieldDecl()))));
   if (!match(findAll(State), *E, Ctx).empty())
     return false;
-  for (const auto &M : match(findAll(declRefExpr(to(varDecl())).bind("r")), *E, Ctx)) {
-    const auto *VD = llvm::cast<VarDecl>(M.getNodeAs<DeclRefExpr>("r")->getDecl());
+  for (const auto &M :
+       match(findAll(declRefExpr(to(varDecl())).bind("r")), *E, Ctx)) {
+    const auto *VD =
+        llvm::cast<VarDecl>(M.getNodeAs<DeclRefExpr>("r")->getDecl());
     if (isInvariant(VD))
       continue;
     // Made afresh on each iteration (in the body, a range-for's element), or
@@ -96,7 +101,8 @@ bool LoopInvariance::declaredPerIteration(const VarDecl *VD) {
   auto Within = [&](const Stmt *S) {
     SourceRange R = S ? S->getSourceRange() : SourceRange();
     SourceLocation Where = VD->getLocation();
-    return R.isValid() && Where.isValid() && !SM.isBeforeInTranslationUnit(Where, R.getBegin()) &&
+    return R.isValid() && Where.isValid() &&
+           !SM.isBeforeInTranslationUnit(Where, R.getBegin()) &&
            !SM.isBeforeInTranslationUnit(R.getEnd(), Where);
   };
   if (const auto *F = llvm::dyn_cast<ForStmt>(&Loop))
@@ -116,7 +122,8 @@ bool LoopInvariance::runsOnTypicalIteration(const EnclosingLoop &L) {
     const Stmt *Branch = I < L.Branches.size() ? L.Branches[I] : nullptr;
     if (Branch && leavesLoop(Branch))
       return false;
-    if (!G || !(isInvariant(G) || isDataFilter(G) || takesCommonSide(G, Branch)))
+    if (!G ||
+        !(isInvariant(G) || isDataFilter(G) || takesCommonSide(G, Branch)))
       return false;
   }
   return true;
@@ -138,9 +145,9 @@ bool LoopInvariance::takesCommonSide(const Expr *G, const Stmt *Branch) {
   if (const auto *BO = llvm::dyn_cast<BinaryOperator>(G))
     Op = BO->getOpcode();
   else if (const auto *CO = llvm::dyn_cast<CXXOperatorCallExpr>(G))
-    Op = CO->getOperator() == OO_EqualEqual ? BO_EQ
+    Op = CO->getOperator() == OO_EqualEqual     ? BO_EQ
          : CO->getOperator() == OO_ExclaimEqual ? BO_NE
-                                                 : BO_Comma;
+                                                : BO_Comma;
   return (Op == BO_EQ && Else) || (Op == BO_NE && !Else);
 }
 

@@ -7,7 +7,8 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
 
-bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path, int Depth) {
+bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path,
+                int Depth) {
   if (!E || Depth > 8)
     return false;
   E = E->IgnoreParenImpCasts();
@@ -30,15 +31,18 @@ bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path, i
   // Through ModuleHolder's and shared_ptr's operator-> / operator*, `*p`,
   // holder.get() and holder.ptr(): the same module.
   if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-    if ((Op->getOperator() == OO_Arrow || Op->getOperator() == OO_Star) && Op->getNumArgs() == 1)
+    if ((Op->getOperator() == OO_Arrow || Op->getOperator() == OO_Star) &&
+        Op->getNumArgs() == 1)
       return objectPath(Op->getArg(0), Path, Depth + 1);
     return false;
   }
   if (const auto *UO = llvm::dyn_cast<UnaryOperator>(E))
-    return UO->getOpcode() == UO_Deref && objectPath(UO->getSubExpr(), Path, Depth + 1);
+    return UO->getOpcode() == UO_Deref &&
+           objectPath(UO->getSubExpr(), Path, Depth + 1);
   if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
     const auto *MD = MC->getMethodDecl();
-    if (MD && MD->getIdentifier() && (MD->getName() == "get" || MD->getName() == "ptr"))
+    if (MD && MD->getIdentifier() &&
+        (MD->getName() == "get" || MD->getName() == "ptr"))
       return objectPath(MC->getImplicitObjectArgument(), Path, Depth + 1);
   }
   return false;
@@ -72,15 +76,18 @@ const CXXRecordDecl *moduleClassOf(QualType T, int Depth) {
 // How a submodule gets registered, written so that no parent map is needed
 // (headers outside the traversal scope have none): `f = register_module(...)`,
 // `: f(register_module(...))`, and `register_module("f", f)`.
-static auto registerCall() { return callExpr(callee(functionDecl(hasName("register_module")))); }
+static auto registerCall() {
+  return callExpr(callee(functionDecl(hasName("register_module"))));
+}
 static auto thisMember() {
   return memberExpr(hasObjectExpression(ignoringParenImpCasts(cxxThisExpr())),
                     member(fieldDecl().bind("registered")));
 }
 StatementMatcher assignedRegistration() {
-  return cxxOperatorCallExpr(isAssignmentOperator(),
-                             hasArgument(0, ignoringParenImpCasts(thisMember())),
-                             hasArgument(1, hasDescendant(registerCall())));
+  return cxxOperatorCallExpr(
+      isAssignmentOperator(),
+      hasArgument(0, ignoringParenImpCasts(thisMember())),
+      hasArgument(1, hasDescendant(registerCall())));
 }
 DeclarationMatcher initializedRegistration() {
   return cxxConstructorDecl(forEachConstructorInitializer(
@@ -90,30 +97,35 @@ DeclarationMatcher initializedRegistration() {
 StatementMatcher passedRegistration() {
   auto Member = ignoringImplicit(thisMember());
   return callExpr(registerCall(),
-                  hasAnyArgument(ignoringImplicit(
-                      anyOf(Member, cxxConstructExpr(hasArgument(0, Member))))));
+                  hasAnyArgument(ignoringImplicit(anyOf(
+                      Member, cxxConstructExpr(hasArgument(0, Member))))));
 }
 DeclarationMatcher registeredLocal() {
   auto Local = declRefExpr(to(varDecl(hasLocalStorage()).bind("regvar")));
-  auto Call = callExpr(registerCall(),
-                       hasArgument(1, ignoringImplicit(anyOf(
-                                          Local, cxxConstructExpr(hasArgument(
-                                                     0, ignoringImplicit(Local)))))));
-  auto Field = memberExpr(hasObjectExpression(ignoringParenImpCasts(cxxThisExpr())),
-                          member(fieldDecl().bind("regfield")));
+  auto Call = callExpr(
+      registerCall(),
+      hasArgument(
+          1, ignoringImplicit(anyOf(Local, cxxConstructExpr(hasArgument(
+                                               0, ignoringImplicit(Local)))))));
+  auto Field =
+      memberExpr(hasObjectExpression(ignoringParenImpCasts(cxxThisExpr())),
+                 member(fieldDecl().bind("regfield")));
   return cxxConstructorDecl(
              isDefinition(),
-             forEachDescendant(stmt(anyOf(
-                 cxxOperatorCallExpr(isAssignmentOperator(),
-                                     hasArgument(0, ignoringParenImpCasts(Field)),
-                                     hasArgument(1, hasDescendant(Call))),
-                 Call))))
+             forEachDescendant(
+                 stmt(anyOf(cxxOperatorCallExpr(
+                                isAssignmentOperator(),
+                                hasArgument(0, ignoringParenImpCasts(Field)),
+                                hasArgument(1, hasDescendant(Call))),
+                            Call))))
       .bind("regctor");
 }
 bool isLibraryNamespace(const Decl *D) {
   const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
   return NS && NS->getIdentifier() &&
-         llvm::is_contained({"torch", "at", "c10", "caffe2", "std", "__gnu_cxx"}, NS->getName());
+         llvm::is_contained(
+             {"torch", "at", "c10", "caffe2", "std", "__gnu_cxx"},
+             NS->getName());
 }
 
 } // namespace clang::tidy::devcopy

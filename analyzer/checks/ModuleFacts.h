@@ -13,7 +13,8 @@ namespace clang::tidy::devcopy {
 /// from its root: {} for `this`, {var}, {field}, {var, field} for
 /// `m->enc->to(d)`, through ModuleHolder's and shared_ptr's `->` and `*`,
 /// `.get()` and `.ptr()`. False for anything else (a call result, an element).
-bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path, int Depth = 0);
+bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path,
+                int Depth = 0);
 
 /// The module class a member's type holds: Impl for a TORCH_MODULE holder,
 /// ModuleHolder<Impl>, std::shared_ptr<Impl>, Impl* or Impl itself; canonical.

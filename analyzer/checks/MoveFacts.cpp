@@ -51,10 +51,11 @@ CopyTarget toCopy(const Target &T) {
 // ---- JSON -------------------------------------------------------------------
 
 static json::Value toValue(const Move &M) {
-  json::Object O{{"line", M.Line},         {"column", M.Column},   {"offset", M.Offset},
-                 {"class", M.Class},       {"object", M.Object},   {"function", M.Function},
-                 {"device", M.To.Device},  {"deviceText", M.To.DeviceText},
-                 {"dtype", M.To.DType},    {"resolved", M.Resolved}};
+  json::Object O{{"line", M.Line},        {"column", M.Column},
+                 {"offset", M.Offset},    {"class", M.Class},
+                 {"object", M.Object},    {"function", M.Function},
+                 {"device", M.To.Device}, {"deviceText", M.To.DeviceText},
+                 {"dtype", M.To.DType},   {"resolved", M.Resolved}};
   if (!M.ConstructorOf.empty()) {
     O["constructorOf"] = M.ConstructorOf;
     O["via"] = json::Array(M.Via);
@@ -77,9 +78,11 @@ std::string toJSON(const FactsFile &F) {
     for (const Move &M : U.Moves)
       Moves.push_back(toValue(M));
     for (const Registration &R : U.Registered)
-      Registered.push_back(json::Object{{"owner", R.Owner}, {"field", R.Field}, {"class", R.Class}});
-    Units.push_back(json::Object{
-        {"file", U.File}, {"moves", std::move(Moves)}, {"registered", std::move(Registered)}});
+      Registered.push_back(json::Object{
+          {"owner", R.Owner}, {"field", R.Field}, {"class", R.Class}});
+    Units.push_back(json::Object{{"file", U.File},
+                                 {"moves", std::move(Moves)},
+                                 {"registered", std::move(Registered)}});
   }
   std::string S;
   llvm::raw_string_ostream OS(S);
@@ -89,8 +92,8 @@ std::string toJSON(const FactsFile &F) {
   return S;
 }
 
-static bool mapUnsigned(json::ObjectMapper &O, llvm::StringLiteral Key, unsigned &Out,
-                        json::Path P) {
+static bool mapUnsigned(json::ObjectMapper &O, llvm::StringLiteral Key,
+                        unsigned &Out, json::Path P) {
   int64_t N = 0;
   if (!O.map(Key, N))
     return false;
@@ -104,19 +107,25 @@ static bool mapUnsigned(json::ObjectMapper &O, llvm::StringLiteral Key, unsigned
 
 bool fromJSON(const json::Value &V, Move &M, json::Path P) {
   json::ObjectMapper O(V, P);
-  return O && mapUnsigned(O, "line", M.Line, P) && mapUnsigned(O, "column", M.Column, P) &&
+  return O && mapUnsigned(O, "line", M.Line, P) &&
+         mapUnsigned(O, "column", M.Column, P) &&
          mapUnsigned(O, "offset", M.Offset, P) && O.map("class", M.Class) &&
          O.map("object", M.Object) && O.map("function", M.Function) &&
-         O.mapOptional("device", M.To.Device) && O.mapOptional("deviceText", M.To.DeviceText) &&
-         O.mapOptional("dtype", M.To.DType) && O.mapOptional("constructorOf", M.ConstructorOf) &&
-         O.mapOptional("via", M.Via) && O.mapOptional("condition", M.Condition) &&
-         O.mapOptional("negated", M.Negated) && O.mapOptional("resolved", M.Resolved) &&
+         O.mapOptional("device", M.To.Device) &&
+         O.mapOptional("deviceText", M.To.DeviceText) &&
+         O.mapOptional("dtype", M.To.DType) &&
+         O.mapOptional("constructorOf", M.ConstructorOf) &&
+         O.mapOptional("via", M.Via) &&
+         O.mapOptional("condition", M.Condition) &&
+         O.mapOptional("negated", M.Negated) &&
+         O.mapOptional("resolved", M.Resolved) &&
          O.mapOptional("returned", M.Returned) && O.mapOptional("from", M.From);
 }
 
 bool fromJSON(const json::Value &V, Registration &R, json::Path P) {
   json::ObjectMapper O(V, P);
-  return O && O.map("owner", R.Owner) && O.map("field", R.Field) && O.map("class", R.Class);
+  return O && O.map("owner", R.Owner) && O.map("field", R.Field) &&
+         O.map("class", R.Class);
 }
 
 bool fromJSON(const json::Value &V, UnitFacts &U, json::Path P) {
@@ -126,19 +135,23 @@ bool fromJSON(const json::Value &V, UnitFacts &U, json::Path P) {
 }
 
 llvm::Expected<FactsFile> parse(llvm::StringRef Text) {
-  if (std::optional<std::string> Deep = ::devcopy::nestingError(Text, /*Json=*/true))
+  if (std::optional<std::string> Deep =
+          ::devcopy::nestingError(Text, /*Json=*/true))
     return llvm::createStringError(*Deep);
   llvm::Expected<json::Value> V = json::parse(Text);
   if (!V)
     return V.takeError();
   const json::Object *Top = V->getAsObject();
-  std::optional<llvm::StringRef> Format = Top ? Top->getString("format") : std::nullopt;
+  std::optional<llvm::StringRef> Format =
+      Top ? Top->getString("format") : std::nullopt;
   if (!Format || *Format != "devcopy-facts")
-    return llvm::createStringError("not a devcopy facts file (no \"format\": \"devcopy-facts\")");
+    return llvm::createStringError(
+        "not a devcopy facts file (no \"format\": \"devcopy-facts\")");
   std::optional<int64_t> Ver = Top->getInteger("version");
   if (!Ver || *Ver != Version)
     return llvm::createStringError(
-        "facts format version " + (Ver ? std::to_string(*Ver) : std::string("(none)")) +
+        "facts format version " +
+        (Ver ? std::to_string(*Ver) : std::string("(none)")) +
         ", this devcopy reads version " + std::to_string(Version));
   FactsFile F;
   json::Path::Root Root("facts");
@@ -191,24 +204,28 @@ bool Index::candidate(const Move &First, const UnitFacts &U, const Move &Later,
   return maySameTarget(First.To, Later.To);
 }
 
-std::optional<Hit> Index::firstMove(const Move &Later, llvm::StringRef LaterUnit) const {
+std::optional<Hit> Index::firstMove(const Move &Later,
+                                    llvm::StringRef LaterUnit) const {
   if (Later.Resolved || Later.Class.empty())
     return std::nullopt;
   // The function that built and moved the object, in this unit or another
   // (no unit compares these itself).
-  if (auto It = Returns.find(Later.From); !Later.From.empty() && It != Returns.end())
+  if (auto It = Returns.find(Later.From);
+      !Later.From.empty() && It != Returns.end())
     for (auto [U, M] : It->second)
       if (candidate(*M, *U, Later, ""))
         return Hit{U, M, {}};
   // The class's own constructor ran before anyone else could move the object.
   Hit H;
-  if (auto It = Classes.find(Later.Class); It != Classes.end() && Later.Object != "this")
+  if (auto It = Classes.find(Later.Class);
+      It != Classes.end() && Later.Object != "this")
     for (auto [U, M] : It->second.CtorMoves)
       if (candidate(*M, *U, Later, LaterUnit))
         return Hit{U, M, {}};
   // A move recurses into registered submodules: depth first, cycles cut.
   llvm::StringSet<> Seen;
-  std::function<bool(llvm::StringRef, int)> Walk = [&](llvm::StringRef Class, int Depth) {
+  std::function<bool(llvm::StringRef, int)> Walk = [&](llvm::StringRef Class,
+                                                       int Depth) {
     auto It = Classes.find(Class);
     if (Depth > 8 || It == Classes.end() || !Seen.insert(Class).second)
       return false;
@@ -241,31 +258,39 @@ std::string movedName(const Move &Later, const Hit &H) {
 }
 
 static std::string where(const Hit &H) {
-  return llvm::sys::path::filename(H.Unit->File).str() + ":" + std::to_string(H.First->Line);
+  return llvm::sys::path::filename(H.Unit->File).str() + ":" +
+         std::to_string(H.First->Line);
 }
 
 std::string message(const Move &Later, const Hit &H) {
   if (H.First->ConstructorOf.empty())
     return "module '" + movedName(Later, H) + "' is moved " +
-           describeDestination(toCopy(Later.To)) + " again; it was already moved in '" +
-           H.First->Function + "' (" + where(H) + "), which returns it, so its parameters " +
-           "are copied a second time and layers rebuilt in between are copied twice (double " +
+           describeDestination(toCopy(Later.To)) +
+           " again; it was already moved in '" + H.First->Function + "' (" +
+           where(H) + "), which returns it, so its parameters " +
+           "are copied a second time and layers rebuilt in between are copied "
+           "twice (double " +
            "VRAM while the first copies stay referenced); move it once, in '" +
            H.First->Function + "' or here";
   return "module '" + movedName(Later, H) + "' is moved " +
-         describeDestination(toCopy(Later.To)) + " again; it was already moved in the " +
-         "constructor of '" + H.First->ConstructorOf + "' (" + where(H) +
-         "), so its parameters are copied a second time and layers rebuilt in between are "
-         "copied twice (double VRAM while the first copies stay referenced); move the model "
-         "once, after it is fully built, and leave the device out of the constructor of '" +
+         describeDestination(toCopy(Later.To)) +
+         " again; it was already moved in the " + "constructor of '" +
+         H.First->ConstructorOf + "' (" + where(H) +
+         "), so its parameters are copied a second time and layers rebuilt in "
+         "between are "
+         "copied twice (double VRAM while the first copies stay referenced); "
+         "move the model "
+         "once, after it is fully built, and leave the device out of the "
+         "constructor of '" +
          H.First->ConstructorOf + "'";
 }
 
 std::string noteMessage(const Move &Later, const Hit &H) {
   if (H.First->ConstructorOf.empty())
-    return "'" + movedName(Later, H) + "' is first moved here, in '" + H.First->Function +
-           "', which returns it";
-  return "'" + movedName(Later, H) + "' is first moved here, in the constructor of '" +
+    return "'" + movedName(Later, H) + "' is first moved here, in '" +
+           H.First->Function + "', which returns it";
+  return "'" + movedName(Later, H) +
+         "' is first moved here, in the constructor of '" +
          H.First->ConstructorOf + "'";
 }
 
@@ -278,7 +303,8 @@ static Sink &sinkSlot() {
 void setSink(Sink S) { sinkSlot() = std::move(S); }
 const Sink &sink() { return sinkSlot(); }
 
-std::shared_ptr<const FactsFile> load(llvm::StringRef Path, std::string &FirstError) {
+std::shared_ptr<const FactsFile> load(llvm::StringRef Path,
+                                      std::string &FirstError) {
   struct Cached {
     llvm::sys::TimePoint<> MTime;
     uint64_t Size = 0;
@@ -299,8 +325,10 @@ std::shared_ptr<const FactsFile> load(llvm::StringRef Path, std::string &FirstEr
   C.Facts = nullptr;
   llvm::Expected<FactsFile> F = readFile(Path);
   if (!F) {
-    FirstError = "cannot read facts file '" + Path.str() + "': " + llvm::toString(F.takeError()) +
-                 "; cross-file moves are not checked; run 'devcopy analyze' again to rewrite it";
+    FirstError = "cannot read facts file '" + Path.str() +
+                 "': " + llvm::toString(F.takeError()) +
+                 "; cross-file moves are not checked; run 'devcopy analyze' "
+                 "again to rewrite it";
     return nullptr;
   }
   C.Facts = std::make_shared<const FactsFile>(std::move(*F));

@@ -95,7 +95,8 @@ llvm::Expected<FactsFile> readFile(llvm::StringRef Path);
 struct Hit {
   const UnitFacts *Unit = nullptr;
   const Move *First = nullptr;
-  std::vector<std::string> Via; ///< registered members from the moved class to First's
+  std::vector<std::string>
+      Via; ///< registered members from the moved class to First's
 };
 
 /// Classes' constructor moves and registrations over many units, for lookups.
@@ -106,7 +107,8 @@ public:
   /// returned the object (any unit), or a constructor move made in a unit
   /// other than \p LaterUnit (the caller has already compared those): of the
   /// class's own constructor, or of a registered submodule's, at any depth.
-  std::optional<Hit> firstMove(const Move &Later, llvm::StringRef LaterUnit) const;
+  std::optional<Hit> firstMove(const Move &Later,
+                               llvm::StringRef LaterUnit) const;
 
 private:
   bool candidate(const Move &First, const UnitFacts &U, const Move &Later,
@@ -116,7 +118,8 @@ private:
     std::vector<std::pair<std::string, std::string>> Members; ///< field, class
   };
   llvm::StringMap<Entry> Classes;
-  llvm::StringMap<std::vector<std::pair<const UnitFacts *, const Move *>>> Returns;
+  llvm::StringMap<std::vector<std::pair<const UnitFacts *, const Move *>>>
+      Returns;
 };
 
 /// The diagnostic and its note for a move repeated across units.
@@ -136,6 +139,7 @@ const Sink &sink();
 /// and clang-tidy read it once per change. A missing file gives nullptr and
 /// no error; an unreadable or malformed one gives nullptr and a one-line
 /// error, returned only the first time for that file version.
-std::shared_ptr<const FactsFile> load(llvm::StringRef Path, std::string &FirstError);
+std::shared_ptr<const FactsFile> load(llvm::StringRef Path,
+                                      std::string &FirstError);
 
 } // namespace clang::tidy::devcopy::facts

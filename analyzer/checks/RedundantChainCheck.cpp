@@ -8,19 +8,23 @@ namespace clang::tidy::devcopy {
 
 namespace {
 bool isKnownDevice(DeviceKind K) {
-  return K == DeviceKind::CPU || K == DeviceKind::CUDA || K == DeviceKind::Other;
+  return K == DeviceKind::CPU || K == DeviceKind::CUDA ||
+         K == DeviceKind::Other;
 }
 
-/// `to(X)` with X written as a Device or DeviceType (what to(Device, ScalarType) takes).
+/// `to(X)` with X written as a Device or DeviceType (what to(Device,
+/// ScalarType) takes).
 const Expr *singleDeviceArg(const CXXMemberCallExpr &C, const CopyTarget &T) {
-  if (T.Method != "to" || writtenArgs(C) != 1 || !T.changesDevice() || T.changesDType())
+  if (T.Method != "to" || writtenArgs(C) != 1 || !T.changesDevice() ||
+      T.changesDType())
     return nullptr;
   const Expr *A = ignoreConversions(C.getArg(0));
   return isDeviceType(A->getType()) ? A : nullptr;
 }
 
 const Expr *singleDTypeArg(const CXXMemberCallExpr &C, const CopyTarget &T) {
-  if (T.Method != "to" || writtenArgs(C) != 1 || T.changesDevice() || !T.changesDType())
+  if (T.Method != "to" || writtenArgs(C) != 1 || T.changesDevice() ||
+      !T.changesDType())
     return nullptr;
   const Expr *A = ignoreConversions(C.getArg(0));
   return isDTypeType(A->getType()) ? A : nullptr;
@@ -32,7 +36,8 @@ bool inMacro(const Expr &E) {
 
 /// Where a copy sends its tensor: the CPU is the host, CUDA and other
 /// backends an accelerator, a runtime device what TensorPlaces says.
-Place destination(const CXXMemberCallExpr &C, const CopyTarget &T, TensorPlaces &Places) {
+Place destination(const CXXMemberCallExpr &C, const CopyTarget &T,
+                  TensorPlaces &Places) {
   if (T.Device == DeviceKind::CPU)
     return Place::Host;
   if (T.Device == DeviceKind::CUDA || T.Device == DeviceKind::Other)
@@ -65,7 +70,8 @@ uint64_t elementBytes(const Expr *E, const ASTContext &Ctx) {
         continue;
       }
     }
-    if (const auto *C = dyn_cast<CallExpr>(E); C && isTensorFactory(C->getDirectCallee()))
+    if (const auto *C = dyn_cast<CallExpr>(E);
+        C && isTensorFactory(C->getDirectCallee()))
       for (const Expr *A : C->arguments())
         if (!isa<CXXDefaultArgExpr>(A) && isTensorOptionsType(A->getType()))
           if (CopyTarget O = describeOptions(A, Ctx); O.changesDType())
@@ -78,34 +84,36 @@ uint64_t elementBytes(const Expr *E, const ASTContext &Ctx) {
 
 void RedundantChainCheck::registerCheckMatchers(MatchFinder *Finder) {
   // One copy fed straight into another.
-  Finder->addMatcher(
-      expr(matchers::copyCall("outer"),
-           cxxMemberCallExpr(on(ignoringImplicit(matchers::copyCall("inner"))))),
-      this);
-  // x.to(d).detach().clone(): detach() shares the copy, clone() copies again.
-  Finder->addMatcher(
-      expr(matchers::tensorMethodCall({"clone"}, "outer"),
-           cxxMemberCallExpr(on(ignoringImplicit(
-               expr(matchers::tensorMethodCall({"detach"}, "detach"),
-                    cxxMemberCallExpr(on(ignoringImplicit(matchers::copyCall("inner"))))))))),
-      this);
-  // (x.to(d) == 3).cpu(): uploaded to be compared, and the answer downloaded.
-  auto Compared = ignoringImplicit(expr(
-      anyOf(cxxMemberCallExpr(
-                callee(cxxMethodDecl(hasAnyName("eq", "ne", "lt", "gt", "le", "ge"))),
-                on(ignoringImplicit(matchers::copyCall("up"))), argumentCountIs(1),
-                hasArgument(0, expr().bind("other"))),
-            cxxOperatorCallExpr(hasAnyOverloadedOperatorName("==", "!=", "<", ">", "<=", ">="),
-                                hasArgument(0, ignoringImplicit(matchers::copyCall("up"))),
-                                hasArgument(1, expr().bind("other"))))));
-  Finder->addMatcher(
-      expr(matchers::tensorMethodCall({"cpu", "to"}, "down"), cxxMemberCallExpr(on(Compared))),
-      this);
-  // dst.copy_(src.to(d)): copy_ converts device and dtype itself.
-  Finder->addMatcher(expr(matchers::tensorMethodCall({"copy_"}, "sink"),
-                          cxxMemberCallExpr(hasArgument(
-                              0, ignoringImplicit(matchers::copyCall("inner"))))),
+  Finder->addMatcher(expr(matchers::copyCall("outer"),
+                          cxxMemberCallExpr(on(
+                              ignoringImplicit(matchers::copyCall("inner"))))),
                      this);
+  // x.to(d).detach().clone(): detach() shares the copy, clone() copies again.
+  Finder->addMatcher(expr(matchers::tensorMethodCall({"clone"}, "outer"),
+                          cxxMemberCallExpr(on(ignoringImplicit(expr(
+                              matchers::tensorMethodCall({"detach"}, "detach"),
+                              cxxMemberCallExpr(on(ignoringImplicit(
+                                  matchers::copyCall("inner"))))))))),
+                     this);
+  // (x.to(d) == 3).cpu(): uploaded to be compared, and the answer downloaded.
+  auto Compared = ignoringImplicit(expr(anyOf(
+      cxxMemberCallExpr(
+          callee(cxxMethodDecl(hasAnyName("eq", "ne", "lt", "gt", "le", "ge"))),
+          on(ignoringImplicit(matchers::copyCall("up"))), argumentCountIs(1),
+          hasArgument(0, expr().bind("other"))),
+      cxxOperatorCallExpr(
+          hasAnyOverloadedOperatorName("==", "!=", "<", ">", "<=", ">="),
+          hasArgument(0, ignoringImplicit(matchers::copyCall("up"))),
+          hasArgument(1, expr().bind("other"))))));
+  Finder->addMatcher(expr(matchers::tensorMethodCall({"cpu", "to"}, "down"),
+                          cxxMemberCallExpr(on(Compared))),
+                     this);
+  // dst.copy_(src.to(d)): copy_ converts device and dtype itself.
+  Finder->addMatcher(
+      expr(matchers::tensorMethodCall({"copy_"}, "sink"),
+           cxxMemberCallExpr(
+               hasArgument(0, ignoringImplicit(matchers::copyCall("inner"))))),
+      this);
 }
 
 void RedundantChainCheck::checkMatch(const MatchFinder::MatchResult &Result) {
@@ -120,15 +128,18 @@ void RedundantChainCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Inner || !Recv)
     return;
   if (const auto *Outer = Result.Nodes.getNodeAs<CXXMemberCallExpr>("outer"))
-    checkChain(*Outer, *Inner, *Recv, Result.Nodes.getNodeAs<CXXMemberCallExpr>("detach"),
+    checkChain(*Outer, *Inner, *Recv,
+               Result.Nodes.getNodeAs<CXXMemberCallExpr>("detach"),
                *Result.Context);
   else
     checkCopyInto(*Inner, *Recv, *Result.Context);
 }
 
 void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
-                                     const CXXMemberCallExpr &Inner, const Expr &Recv,
-                                     const CXXMemberCallExpr *Detach, ASTContext &Ctx) {
+                                     const CXXMemberCallExpr &Inner,
+                                     const Expr &Recv,
+                                     const CXXMemberCallExpr *Detach,
+                                     ASTContext &Ctx) {
   CopyTarget I = describeCopy(Inner, Ctx), O = describeCopy(Outer, Ctx);
   // contiguous/pin_memory after a fresh copy are no-ops or deliberate staging,
   // and a copy "like" another tensor has no target we can compare.
@@ -140,30 +151,38 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
   const SourceRange Whole(Outer.getBeginLoc(), Outer.getEndLoc());
   TensorPlaces &Places = places(Ctx);
   const Place From = Places.ofTensor(&Recv);
-  const Place InnerTo = I.changesDevice() ? destination(Inner, I, Places) : From;
+  const Place InnerTo =
+      I.changesDevice() ? destination(Inner, I, Places) : From;
   // The first call moves nothing when 'x' is already where it sends it
   // (x.cpu() on a host tensor returns x): no second copy to save.
-  const bool InnerIsNoOp = I.changesDevice() && !I.AlwaysCopies && !I.changesDType() &&
-                           From != Place::Unknown && From == InnerTo;
+  const bool InnerIsNoOp = I.changesDevice() && !I.AlwaysCopies &&
+                           !I.changesDType() && From != Place::Unknown &&
+                           From == InnerTo;
   if (InnerIsNoOp)
     return;
 
   // x.cpu().cuda(): there and back again.
-  const Place OuterTo = O.changesDevice() ? destination(Outer, O, Places) : InnerTo;
+  const Place OuterTo =
+      O.changesDevice() ? destination(Outer, O, Places) : InnerTo;
   if (I.changesDevice() && O.changesDevice() &&
-      ((isKnownDevice(I.Device) && isKnownDevice(O.Device) && I.deviceKey() != O.deviceKey()) ||
-       (InnerTo != Place::Unknown && OuterTo != Place::Unknown && InnerTo != OuterTo))) {
-    diag(Inner.getExprLoc(),
-         "round trip: '%0' is copied %1 and at once %2; if '%0' already lives on %3 both "
-         "copies are wasted, otherwise the first is: copy once with a single 'to()'")
-        << X << describeDestination(I) << describeDestination(O) << describeDevice(O);
+      ((isKnownDevice(I.Device) && isKnownDevice(O.Device) &&
+        I.deviceKey() != O.deviceKey()) ||
+       (InnerTo != Place::Unknown && OuterTo != Place::Unknown &&
+        InnerTo != OuterTo))) {
+    diag(Inner.getExprLoc(), "round trip: '%0' is copied %1 and at once %2; if "
+                             "'%0' already lives on %3 both "
+                             "copies are wasted, otherwise the first is: copy "
+                             "once with a single 'to()'")
+        << X << describeDestination(I) << describeDestination(O)
+        << describeDevice(O);
     return;
   }
   // x.to(d).to(d): the second call finds nothing to change.
-  if ((I.changesDevice() || I.changesDType()) && I.deviceKey() == O.deviceKey() &&
-      I.DTypeText == O.DTypeText && !O.AlwaysCopies) {
-    auto D = diag(Outer.getExprLoc(),
-                  "'%0' is sent %1 twice in a row; the second '%2()' does nothing: remove it")
+  if ((I.changesDevice() || I.changesDType()) &&
+      I.deviceKey() == O.deviceKey() && I.DTypeText == O.DTypeText &&
+      !O.AlwaysCopies) {
+    auto D = diag(Outer.getExprLoc(), "'%0' is sent %1 twice in a row; the "
+                                      "second '%2()' does nothing: remove it")
              << X << describeDestination(O) << O.Method;
     if (!inMacro(Outer))
       D << FixItHint::CreateReplacement(Whole, sourceText(&Inner, Ctx));
@@ -176,8 +195,10 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
     if (M.AlwaysCopies)
       return; // clone().clone(): another rule's business
     auto D = diag(Inner.getExprLoc(),
-                  "'%0' is copied twice: '%1()'%4 then '%2()' makes a copy that is thrown away "
-                  "at once; one 'to(..., /*non_blocking=*/false, /*copy=*/true)' gives a fresh "
+                  "'%0' is copied twice: '%1()'%4 then '%2()' makes a copy "
+                  "that is thrown away "
+                  "at once; one 'to(..., /*non_blocking=*/false, "
+                  "/*copy=*/true)' gives a fresh "
                   "tensor %3 in a single copy")
              << X << I.Method << O.Method << describeDestination(M)
              << (Detach ? std::string(" and 'detach()'") : std::string());
@@ -194,48 +215,55 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
   // to(d, kHalf) converts first and moves fewer bytes. A cast before the
   // move (x.to(kU8).cpu()) is already that order, and a widening cast after
   // it (x.cpu().to(kDouble)) is the cheaper order: neither is flagged.
-  const bool DevThenType = I.changesDevice() && !I.changesDType() && O.changesDType() &&
-                           !O.changesDevice();
+  const bool DevThenType = I.changesDevice() && !I.changesDType() &&
+                           O.changesDType() && !O.changesDevice();
   if (!DevThenType)
     return;
   std::optional<uint64_t> ToSize = dtypeSize(O.DTypeText);
   const uint64_t FromSize = elementBytes(&Recv, Ctx);
   if (!ToSize || *ToSize >= FromSize)
     return;
-  auto D = diag(Inner.getExprLoc(),
-                "'%0' is copied %1 at %5 bytes per element and then converted to %2 (%6): "
-                "converting first moves %7x fewer bytes; do both in one copy with 'to(%3, %4)'")
-           << X << describeDestination(I) << O.DTypeText << I.DeviceText << O.DTypeText
-           << static_cast<unsigned>(FromSize) << static_cast<unsigned>(*ToSize)
+  auto D = diag(Inner.getExprLoc(), "'%0' is copied %1 at %5 bytes per element "
+                                    "and then converted to %2 (%6): "
+                                    "converting first moves %7x fewer bytes; "
+                                    "do both in one copy with 'to(%3, %4)'")
+           << X << describeDestination(I) << O.DTypeText << I.DeviceText
+           << O.DTypeText << static_cast<unsigned>(FromSize)
+           << static_cast<unsigned>(*ToSize)
            << static_cast<unsigned>(FromSize / *ToSize);
   const Expr *DevArg = singleDeviceArg(Inner, I);
   const Expr *TypeArg = singleDTypeArg(Outer, O);
   if (DevArg && TypeArg && !inMacro(Outer))
-    D << FixItHint::CreateReplacement(Whole, RecvText + ".to(" + sourceText(DevArg, Ctx) +
-                                                 ", " + sourceText(TypeArg, Ctx) + ")");
+    D << FixItHint::CreateReplacement(
+        Whole, RecvText + ".to(" + sourceText(DevArg, Ctx) + ", " +
+                   sourceText(TypeArg, Ctx) + ")");
 }
 
 void RedundantChainCheck::checkCompareTrip(const CXXMemberCallExpr &Down,
-                                           const CXXMemberCallExpr &Up, const Expr &Recv,
-                                           const Expr &Other, ASTContext &Ctx) {
+                                           const CXXMemberCallExpr &Up,
+                                           const Expr &Recv, const Expr &Other,
+                                           ASTContext &Ctx) {
   TensorPlaces &Places = places(Ctx);
   CopyTarget U = describeCopy(Up, Ctx), D = describeCopy(Down, Ctx);
   // Up to an accelerator from where 'x' is not, and the answer back down:
   // the host could have compared 'x' where it was.
-  if (!U.changesDevice() || U.changesDType() || destination(Up, U, Places) == Place::Host ||
+  if (!U.changesDevice() || U.changesDType() ||
+      destination(Up, U, Places) == Place::Host ||
       destination(Down, D, Places) != Place::Host ||
       Places.ofTensor(&Recv) == Place::Accelerator)
     return;
   if (isTensorType(Other.getType()) && Places.ofTensor(&Other) != Place::Host)
     return; // compared with a device tensor: the upload is needed
-  diag(Up.getExprLoc(), "'%0' is copied %1 only to be compared there and the answer copied "
-                        "back %2: two transfers and two waits; compare on the host, where "
-                        "'%0' already is")
-      << receiverName(&Recv, Ctx) << describeDestination(U) << describeDestination(D);
+  diag(Up.getExprLoc(),
+       "'%0' is copied %1 only to be compared there and the answer copied "
+       "back %2: two transfers and two waits; compare on the host, where "
+       "'%0' already is")
+      << receiverName(&Recv, Ctx) << describeDestination(U)
+      << describeDestination(D);
 }
 
-void RedundantChainCheck::checkCopyInto(const CXXMemberCallExpr &Inner, const Expr &Recv,
-                                        ASTContext &Ctx) {
+void RedundantChainCheck::checkCopyInto(const CXXMemberCallExpr &Inner,
+                                        const Expr &Recv, ASTContext &Ctx) {
   CopyTarget I = describeCopy(Inner, Ctx);
   if (I.Method == "pin_memory" || I.Method == "contiguous")
     return; // pinned staging for an async copy_ is deliberate
@@ -251,11 +279,13 @@ void RedundantChainCheck::checkCopyInto(const CXXMemberCallExpr &Inner, const Ex
   const std::string X = receiverName(&Recv, Ctx);
   auto D = diag(Inner.getExprLoc(),
                 "'%0' is copied %1 only to feed 'copy_()', which converts "
-                "device and dtype itself: the temporary is a wasted copy; pass '%0' directly")
+                "device and dtype itself: the temporary is a wasted copy; pass "
+                "'%0' directly")
            << X << describeDestination(I);
   if (!I.NonBlocking && !inMacro(Inner))
-    D << FixItHint::CreateReplacement(SourceRange(Inner.getBeginLoc(), Inner.getEndLoc()),
-                                      sourceText(ignoreConversions(&Recv), Ctx));
+    D << FixItHint::CreateReplacement(
+        SourceRange(Inner.getBeginLoc(), Inner.getEndLoc()),
+        sourceText(ignoreConversions(&Recv), Ctx));
 }
 
 } // namespace clang::tidy::devcopy

@@ -21,14 +21,18 @@ public:
 
 protected:
   void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
-  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
-  void checkChain(const CXXMemberCallExpr &Outer, const CXXMemberCallExpr &Inner,
-                  const Expr &Recv, const CXXMemberCallExpr *Detach, ASTContext &Ctx);
-  void checkCompareTrip(const CXXMemberCallExpr &Down, const CXXMemberCallExpr &Up,
-                        const Expr &Recv, const Expr &Other, ASTContext &Ctx);
-  void checkCopyInto(const CXXMemberCallExpr &Inner, const Expr &Recv, ASTContext &Ctx);
+  void checkChain(const CXXMemberCallExpr &Outer,
+                  const CXXMemberCallExpr &Inner, const Expr &Recv,
+                  const CXXMemberCallExpr *Detach, ASTContext &Ctx);
+  void checkCompareTrip(const CXXMemberCallExpr &Down,
+                        const CXXMemberCallExpr &Up, const Expr &Recv,
+                        const Expr &Other, ASTContext &Ctx);
+  void checkCopyInto(const CXXMemberCallExpr &Inner, const Expr &Recv,
+                     ASTContext &Ctx);
 };
 
 } // namespace clang::tidy::devcopy

@@ -18,7 +18,8 @@ bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
 bool sameTarget(const CopyTarget &A, const CopyTarget &B) {
   if (!maySameTarget(A, B))
     return false;
-  if (A.Device == B.Device && (A.Device == DeviceKind::CPU || A.Device == DeviceKind::CUDA))
+  if (A.Device == B.Device &&
+      (A.Device == DeviceKind::CPU || A.Device == DeviceKind::CUDA))
     return true;
   return A.DeviceText == B.DeviceText;
 }
@@ -45,7 +46,8 @@ std::string joinNames(llvm::ArrayRef<const ValueDecl *> Path) {
 
 } // namespace
 
-RepeatedModuleMoveCheck::RepeatedModuleMoveCheck(StringRef Name, ClangTidyContext *Context)
+RepeatedModuleMoveCheck::RepeatedModuleMoveCheck(StringRef Name,
+                                                 ClangTidyContext *Context)
     : DevcopyCheck(Name, Context), FactsFile(Options.get("FactsFile", "")) {}
 
 void RepeatedModuleMoveCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -59,7 +61,8 @@ void RepeatedModuleMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
   auto User = unless(isExpansionInSystemHeader());
   // Template instantiations too: DevcopyCheck::diag reports a location once.
   Finder->addMatcher(expr(User, matchers::moduleToCall("move")), this);
-  Finder->addMatcher(stmt(User, anyOf(assignedRegistration(), passedRegistration())), this);
+  Finder->addMatcher(
+      stmt(User, anyOf(assignedRegistration(), passedRegistration())), this);
   Finder->addMatcher(decl(User, initializedRegistration()), this);
   Finder->addMatcher(decl(User, registeredLocal()), this);
 }
@@ -68,16 +71,21 @@ void RepeatedModuleMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
 /// owner and, when assigned to one, the member (which then is the same module).
 static void noteRegisteredLocal(
     const BoundNodes &N,
-    llvm::DenseMap<const VarDecl *, std::pair<const CXXRecordDecl *, const ValueDecl *>> &Map) {
+    llvm::DenseMap<const VarDecl *,
+                   std::pair<const CXXRecordDecl *, const ValueDecl *>> &Map) {
   const auto *Var = N.getNodeAs<VarDecl>("regvar")->getCanonicalDecl();
   const auto *Field = N.getNodeAs<FieldDecl>("regfield");
   auto &Slot = Map[Var];
-  Slot.first = N.getNodeAs<CXXConstructorDecl>("regctor")->getParent()->getCanonicalDecl();
+  Slot.first = N.getNodeAs<CXXConstructorDecl>("regctor")
+                   ->getParent()
+                   ->getCanonicalDecl();
   if (Field || !Slot.second)
-    Slot.second = Field ? static_cast<const ValueDecl *>(Field->getCanonicalDecl()) : Var;
+    Slot.second =
+        Field ? static_cast<const ValueDecl *>(Field->getCanonicalDecl()) : Var;
 }
 
-void RepeatedModuleMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
+void RepeatedModuleMoveCheck::checkMatch(
+    const MatchFinder::MatchResult &Result) {
   Ctx = Result.Context;
   if (Result.Nodes.getNodeAs<VarDecl>("regvar")) {
     noteRegisteredLocal(Result.Nodes, RegisteredLocals);
@@ -92,7 +100,8 @@ void RepeatedModuleMoveCheck::checkMatch(const MatchFinder::MatchResult &Result)
     addMove(*Call, enclosingFunction(*Call, *Ctx));
 }
 
-void RepeatedModuleMoveCheck::addMove(const CXXMemberCallExpr &Call, const FunctionDecl *Fn) {
+void RepeatedModuleMoveCheck::addMove(const CXXMemberCallExpr &Call,
+                                      const FunctionDecl *Fn) {
   if (!Fn || Call.getBeginLoc().isInvalid() || !SeenCalls.insert(&Call).second)
     return;
   Move M;
@@ -119,23 +128,29 @@ void RepeatedModuleMoveCheck::collectFromHeaders() {
         SM.isInSystemHeader(Loc) || isLibraryNamespace(D))
       continue;
     for (const BoundNodes &N :
-         match(decl(forEachDescendant(functionDecl(isDefinition(),
-                                                   forEachDescendant(expr(matchers::moduleToCall("move"))))
-                                          .bind("fn"))),
+         match(decl(forEachDescendant(
+                   functionDecl(
+                       isDefinition(),
+                       forEachDescendant(expr(matchers::moduleToCall("move"))))
+                       .bind("fn"))),
                *D, *Ctx))
-      addMove(*N.getNodeAs<CXXMemberCallExpr>("move"), N.getNodeAs<FunctionDecl>("fn"));
+      addMove(*N.getNodeAs<CXXMemberCallExpr>("move"),
+              N.getNodeAs<FunctionDecl>("fn"));
     for (const BoundNodes &N :
          match(decl(anyOf(forEachDescendant(stmt(anyOf(assignedRegistration(),
                                                        passedRegistration()))),
                           forEachDescendant(initializedRegistration()))),
                *D, *Ctx))
-      Registered.insert(N.getNodeAs<FieldDecl>("registered")->getCanonicalDecl());
-    for (const BoundNodes &N : match(decl(forEachDescendant(registeredLocal())), *D, *Ctx))
+      Registered.insert(
+          N.getNodeAs<FieldDecl>("registered")->getCanonicalDecl());
+    for (const BoundNodes &N :
+         match(decl(forEachDescendant(registeredLocal())), *D, *Ctx))
       noteRegisteredLocal(N, RegisteredLocals);
   }
 }
 
-bool RepeatedModuleMoveCheck::allRegistered(llvm::ArrayRef<const ValueDecl *> Fields) const {
+bool RepeatedModuleMoveCheck::allRegistered(
+    llvm::ArrayRef<const ValueDecl *> Fields) const {
   return llvm::all_of(Fields, [&](const ValueDecl *D) {
     if (const auto *VD = llvm::dyn_cast<VarDecl>(D))
       return RegisteredLocals.count(VD) > 0;
@@ -177,9 +192,11 @@ bool RepeatedModuleMoveCheck::exclusive(const Move &A, const Move &B) {
     if (It != ChildOnPathA.end()) {
       const Stmt *FromA = It->second, *FromB = Cur.get<Stmt>();
       if (const auto *If = llvm::dyn_cast<IfStmt>(P))
-        return FromA != FromB && FromA != If->getCond() && FromB != If->getCond();
+        return FromA != FromB && FromA != If->getCond() &&
+               FromB != If->getCond();
       if (const auto *CO = llvm::dyn_cast<AbstractConditionalOperator>(P))
-        return FromA != FromB && FromA != CO->getCond() && FromB != CO->getCond();
+        return FromA != FromB && FromA != CO->getCond() &&
+               FromB != CO->getCond();
       return false;
     }
     Cur = Parents[0];
@@ -193,12 +210,15 @@ bool RepeatedModuleMoveCheck::reassignedBetween(const Move &A, const Move &B) {
     return false;
   const SourceManager &SM = Ctx->getSourceManager();
   for (const ValueDecl *D : B.Path) {
-    auto Named = ignoringParenImpCasts(
-        anyOf(declRefExpr(to(valueDecl(equalsNode(D)))), memberExpr(member(equalsNode(D)))));
+    auto Named =
+        ignoringParenImpCasts(anyOf(declRefExpr(to(valueDecl(equalsNode(D)))),
+                                    memberExpr(member(equalsNode(D)))));
     auto Assigns = match(
-        findAll(expr(anyOf(cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Named)),
-                           binaryOperator(isAssignmentOperator(), hasLHS(Named))))
-                    .bind("assign")),
+        findAll(
+            expr(anyOf(cxxOperatorCallExpr(isAssignmentOperator(),
+                                           hasArgument(0, Named)),
+                       binaryOperator(isAssignmentOperator(), hasLHS(Named))))
+                .bind("assign")),
         *Body, *Ctx);
     for (const auto &N : Assigns) {
       SourceLocation L = N.getNodeAs<Expr>("assign")->getBeginLoc();
@@ -210,15 +230,16 @@ bool RepeatedModuleMoveCheck::reassignedBetween(const Move &A, const Move &B) {
   return false;
 }
 
-bool RepeatedModuleMoveCheck::checkSameFunction(const Move &Later,
-                                                llvm::ArrayRef<const Move *> Earlier) {
+bool RepeatedModuleMoveCheck::checkSameFunction(
+    const Move &Later, llvm::ArrayRef<const Move *> Earlier) {
   for (const Move *First : Earlier) {
     llvm::ArrayRef<const ValueDecl *> P1 = First->Path, P2 = Later.Path;
     size_t Common = std::min(P1.size(), P2.size());
     if (!std::equal(P1.begin(), P1.begin() + Common, P2.begin()))
       continue;
     // A move of an owner recurses into its registered submodules only.
-    if (!allRegistered(P1.size() < P2.size() ? P2.drop_front(Common) : P1.drop_front(Common)))
+    if (!allRegistered(P1.size() < P2.size() ? P2.drop_front(Common)
+                                             : P1.drop_front(Common)))
       continue;
     if (!sameTarget(First->Target, Later.Target) || exclusive(*First, Later) ||
         reassignedBetween(*First, Later))
@@ -231,17 +252,22 @@ bool RepeatedModuleMoveCheck::checkSameFunction(const Move &Later,
       How = " (this move of its owner '" + pathName(Later) + "' moves it too)";
     if (Name.empty())
       Name = pathName(Later);
-    diag(Later.Call->getExprLoc(),
-         "module '%0' is moved %1 again; it was already moved at line %2%3, so any layer "
-         "rebuilt in between is copied twice; move it once, after it is fully built")
-        << Name << describeDestination(Later.Target) << line(First->Call) << How;
-    diag(First->Call->getExprLoc(), "first move of '%0' here", DiagnosticIDs::Note) << Name;
+    diag(Later.Call->getExprLoc(), "module '%0' is moved %1 again; it was "
+                                   "already moved at line %2%3, so any layer "
+                                   "rebuilt in between is copied twice; move "
+                                   "it once, after it is fully built")
+        << Name << describeDestination(Later.Target) << line(First->Call)
+        << How;
+    diag(First->Call->getExprLoc(), "first move of '%0' here",
+         DiagnosticIDs::Note)
+        << Name;
     return true;
   }
   return false;
 }
 
-const RepeatedModuleMoveCheck::Move *RepeatedModuleMoveCheck::findConstructorMove(
+const RepeatedModuleMoveCheck::Move *
+RepeatedModuleMoveCheck::findConstructorMove(
     const CXXRecordDecl *RD, llvm::SmallVectorImpl<const FieldDecl *> &Via,
     llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen) {
   RD = RD ? RD->getDefinition() : nullptr;
@@ -298,12 +324,15 @@ bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
     Name = pathName(M); // `this`: the class
   const auto *Ctor = llvm::cast<CXXConstructorDecl>(First->Fn);
   diag(M.Call->getExprLoc(),
-       "module '%0' is moved %1 again; it was already moved at line %2 in its constructor, "
-       "so layers rebuilt in between are copied twice; move the model once, after it is "
+       "module '%0' is moved %1 again; it was already moved at line %2 in its "
+       "constructor, "
+       "so layers rebuilt in between are copied twice; move the model once, "
+       "after it is "
        "fully built, and leave the device out of the constructor of '%3'")
       << Name << describeDestination(M.Target) << line(First->Call)
       << Ctor->getParent()->getName();
-  diag(First->Call->getExprLoc(), "'%0' is first moved here, in the constructor of '%1'",
+  diag(First->Call->getExprLoc(),
+       "'%0' is first moved here, in the constructor of '%1'",
        DiagnosticIDs::Note)
       << Name << Ctor->getParent()->getName();
   return true;
@@ -316,9 +345,11 @@ void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
           return SM.isInMainFile(SM.getExpansionLoc(M.Call->getBeginLoc()));
         }))
       collectFromHeaders();
-    std::stable_sort(Moves.begin(), Moves.end(), [&](const Move &A, const Move &B) {
-      return SM.isBeforeInTranslationUnit(A.Call->getBeginLoc(), B.Call->getBeginLoc());
-    });
+    std::stable_sort(Moves.begin(), Moves.end(),
+                     [&](const Move &A, const Move &B) {
+                       return SM.isBeforeInTranslationUnit(
+                           A.Call->getBeginLoc(), B.Call->getBeginLoc());
+                     });
     for (Move &M : Moves)
       readCondition(M);
     // Moves a constructor makes on its own object or members (or a local it
@@ -331,12 +362,14 @@ void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
       const CXXRecordDecl *Class = Ctor->getParent()->getCanonicalDecl();
       if (M.Path.empty() || registeredLocalField(M.Path[0], Class) ||
           (llvm::isa<FieldDecl>(M.Path[0]) &&
-           llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())->getCanonicalDecl() == Class))
+           llvm::cast<RecordDecl>(M.Path[0]->getDeclContext())
+                   ->getCanonicalDecl() == Class))
         ConstructorMoves.try_emplace(Class, &M);
     }
     // Reported in the main file only, whether or not the walk covered headers,
     // so every front end and mode gives the same findings.
-    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Move *, 4>> ByFunction;
+    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Move *, 4>>
+        ByFunction;
     for (Move &M : Moves) {
       if (!SM.isInMainFile(SM.getExpansionLoc(M.Call->getBeginLoc())))
         continue;
@@ -346,9 +379,11 @@ void RepeatedModuleMoveCheck::onEndOfTranslationUnit() {
       // the constructor's move).
       bool Follows = llvm::any_of(Earlier, [&](const Move *E) {
         return E->Path.size() <= M.Path.size() &&
-               std::equal(E->Path.begin(), E->Path.end(), M.Path.begin()) && !exclusive(*E, M);
+               std::equal(E->Path.begin(), E->Path.end(), M.Path.begin()) &&
+               !exclusive(*E, M);
       });
-      M.Resolved = checkSameFunction(M, Earlier) || Follows || checkConstructorMove(M);
+      M.Resolved =
+          checkSameFunction(M, Earlier) || Follows || checkConstructorMove(M);
       Earlier.push_back(&M);
     }
   }

@@ -27,7 +27,8 @@ public:
   /// One Module::to call.
   struct Move {
     const CXXMemberCallExpr *Call = nullptr;
-    const FunctionDecl *Fn = nullptr;  ///< enclosing function (lambdas: their caller)
+    const FunctionDecl *Fn =
+        nullptr; ///< enclosing function (lambdas: their caller)
     /// The object moved, from its root: {} for `this`, {var}, {field},
     /// {var, field} for `m->enc->to(d)`. Canonical declarations.
     llvm::SmallVector<const ValueDecl *, 3> Path;
@@ -42,21 +43,25 @@ public:
 
 protected:
   void registerCheckMatchers(ast_matchers::MatchFinder *Finder) override;
-  void checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   void addMove(const CXXMemberCallExpr &Call, const FunctionDecl *Fn);
   void collectFromHeaders();
-  bool checkSameFunction(const Move &Later, llvm::ArrayRef<const Move *> Earlier);
+  bool checkSameFunction(const Move &Later,
+                         llvm::ArrayRef<const Move *> Earlier);
   bool checkConstructorMove(const Move &M);
   bool allRegistered(llvm::ArrayRef<const ValueDecl *> Fields) const;
   bool exclusive(const Move &A, const Move &B);
   bool reassignedBetween(const Move &A, const Move &B);
-  const Move *findConstructorMove(const CXXRecordDecl *RD,
-                                  llvm::SmallVectorImpl<const FieldDecl *> &Via,
-                                  llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen);
+  const Move *
+  findConstructorMove(const CXXRecordDecl *RD,
+                      llvm::SmallVectorImpl<const FieldDecl *> &Via,
+                      llvm::SmallPtrSetImpl<const CXXRecordDecl *> &Seen);
   // What a module-valued expression holds (RepeatedModuleMoveContents.cpp).
-  const Move *movedInside(const Expr *E, unsigned Depth, llvm::SmallPtrSetImpl<const void *> &Seen);
+  const Move *movedInside(const Expr *E, unsigned Depth,
+                          llvm::SmallPtrSetImpl<const void *> &Seen);
   const Move *storedIn(const ValueDecl &D, unsigned Depth,
                        llvm::SmallPtrSetImpl<const void *> &Seen);
   const Move *passedTo(const ParmVarDecl &P, unsigned Depth,
@@ -67,19 +72,23 @@ private:
   void readCondition(Move &M) const;
   facts::UnitFacts unitFacts() const;
   void readFactory(const Move &M, facts::Move &F) const;
-  const ValueDecl *registeredLocalField(const ValueDecl *D, const CXXRecordDecl *Owner) const;
+  const ValueDecl *registeredLocalField(const ValueDecl *D,
+                                        const CXXRecordDecl *Owner) const;
   void checkAcrossUnits(facts::UnitFacts &Unit);
   std::string factsPath() const;
-  SourceLocation locationIn(StringRef File, unsigned Line, unsigned Column) const;
+  SourceLocation locationIn(StringRef File, unsigned Line,
+                            unsigned Column) const;
 
-  std::string FactsFile; ///< option; "" = devcopy-facts.json beside the compile command
+  std::string
+      FactsFile; ///< option; "" = devcopy-facts.json beside the compile command
 
   std::vector<Move> Moves;
   llvm::SmallPtrSet<const CXXMemberCallExpr *, 16> SeenCalls;
   llvm::SmallPtrSet<const FieldDecl *, 16> Registered;
   /// Locals handed to register_module: the owner whose constructor registers
   /// them, and the member they are assigned to (or the local itself).
-  llvm::DenseMap<const VarDecl *, std::pair<const CXXRecordDecl *, const ValueDecl *>>
+  llvm::DenseMap<const VarDecl *,
+                 std::pair<const CXXRecordDecl *, const ValueDecl *>>
       RegisteredLocals;
   llvm::DenseMap<const CXXRecordDecl *, const Move *> ConstructorMoves;
   ASTContext *Ctx = nullptr;

@@ -28,18 +28,21 @@ const ValueDecl *storage(const Expr *E) {
     if (const auto *ME = llvm::dyn_cast<MemberExpr>(E))
       return llvm::dyn_cast<FieldDecl>(ME->getMemberDecl());
     if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-      if ((Op->getOperator() != OO_Arrow && Op->getOperator() != OO_Star) || Op->getNumArgs() != 1)
+      if ((Op->getOperator() != OO_Arrow && Op->getOperator() != OO_Star) ||
+          Op->getNumArgs() != 1)
         return nullptr;
       E = Op->getArg(0);
       continue;
     }
-    if (const auto *UO = llvm::dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref) {
+    if (const auto *UO = llvm::dyn_cast<UnaryOperator>(E);
+        UO && UO->getOpcode() == UO_Deref) {
       E = UO->getSubExpr();
       continue;
     }
     if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
       const CXXMethodDecl *MD = MC->getMethodDecl();
-      if (MD && MD->getIdentifier() && (MD->getName() == "get" || MD->getName() == "ptr")) {
+      if (MD && MD->getIdentifier() &&
+          (MD->getName() == "get" || MD->getName() == "ptr")) {
         E = MC->getImplicitObjectArgument();
         continue;
       }
@@ -83,14 +86,14 @@ void scopesOf(const ValueDecl *D, llvm::SmallVectorImpl<const Stmt *> &Out) {
 }
 } // namespace
 
-const RepeatedModuleMoveCheck::Move *
-RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
-                                     llvm::SmallPtrSetImpl<const void *> &Seen) {
+const RepeatedModuleMoveCheck::Move *RepeatedModuleMoveCheck::movedInside(
+    const Expr *E, unsigned Depth, llvm::SmallPtrSetImpl<const void *> &Seen) {
   if (!E || Depth > 8)
     return nullptr;
   E = E->IgnoreImplicit()->IgnoreParens();
   // Its own class, moved in its constructor or through a registered member.
-  if (const CXXRecordDecl *C = moduleClassOf(E->getType()); C && Seen.insert(C).second) {
+  if (const CXXRecordDecl *C = moduleClassOf(E->getType());
+      C && Seen.insert(C).second) {
     // `this->to(d)` in a method: its own constructor's move is no evidence
     // that both run (the method may choose another device); its parts' are.
     const bool Own = Depth == 0 && llvm::isa<CXXThisExpr>(E);
@@ -114,15 +117,18 @@ RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
         if (!Ctor->hasBody(Body) || !Body->getBody())
           continue;
         for (const BoundNodes &N :
-             match(findAll(callExpr(callee(functionDecl(hasName("register_module"))),
-                                    argumentCountIs(2))
+             match(findAll(callExpr(
+                               callee(functionDecl(hasName("register_module"))),
+                               argumentCountIs(2))
                                .bind("reg")),
                    *Body->getBody(), *Ctx))
-          if (const Move *M = movedInside(N.getNodeAs<CallExpr>("reg")->getArg(1), Depth + 1, Seen))
+          if (const Move *M = movedInside(
+                  N.getNodeAs<CallExpr>("reg")->getArg(1), Depth + 1, Seen))
             return M;
       }
   }
-  // Built from parts: Sequential(a, b), make_shared<X>(...), a holder of an impl.
+  // Built from parts: Sequential(a, b), make_shared<X>(...), a holder of an
+  // impl.
   if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E)) {
     for (const Expr *A : CE->arguments())
       if (const Move *M = movedInside(A, Depth + 1, Seen))
@@ -133,7 +139,8 @@ RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
     const FunctionDecl *F = Call->getDirectCallee();
     if (!F)
       return nullptr;
-    if (inLibrary(F) || (F->getIdentifier() && F->getName() == "register_module")) {
+    if (inLibrary(F) ||
+        (F->getIdentifier() && F->getName() == "register_module")) {
       for (const Expr *A : Call->arguments())
         if (const Move *M = movedInside(A, Depth + 1, Seen))
           return M;
@@ -143,9 +150,10 @@ RepeatedModuleMoveCheck::movedInside(const Expr *E, unsigned Depth,
     const FunctionDecl *Def = nullptr;
     if (!F->hasBody(Def) || !Def->getBody() || !Seen.insert(Def).second)
       return nullptr;
-    for (const BoundNodes &N : match(findAll(returnStmt().bind("ret")), *Def->getBody(), *Ctx))
-      if (const Move *M =
-              movedInside(N.getNodeAs<ReturnStmt>("ret")->getRetValue(), Depth + 1, Seen))
+    for (const BoundNodes &N :
+         match(findAll(returnStmt().bind("ret")), *Def->getBody(), *Ctx))
+      if (const Move *M = movedInside(
+              N.getNodeAs<ReturnStmt>("ret")->getRetValue(), Depth + 1, Seen))
         return M;
     return nullptr;
   }
@@ -167,16 +175,19 @@ RepeatedModuleMoveCheck::storedIn(const ValueDecl &Decl, unsigned Depth,
     return passedTo(*P, Depth, Seen);
   llvm::SmallVector<const Stmt *, 4> Scopes;
   scopesOf(D, Scopes);
-  auto Named = expr(ignoringParenImpCasts(
-      anyOf(declRefExpr(to(valueDecl(equalsNode(D)))), memberExpr(member(equalsNode(D))))));
+  auto Named = expr(
+      ignoringParenImpCasts(anyOf(declRefExpr(to(valueDecl(equalsNode(D)))),
+                                  memberExpr(member(equalsNode(D))))));
   auto Holder = expr(anyOf(Named, cxxOperatorCallExpr(hasArgument(0, Named))));
-  auto Stores = expr(anyOf(
-      cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Named),
-                          hasArgument(1, expr().bind("stored"))),
-      binaryOperator(isAssignmentOperator(), hasLHS(Named), hasRHS(expr().bind("stored"))),
-      cxxMemberCallExpr(on(Holder), callee(cxxMethodDecl(hasAnyName("push_back", "extend", "insert",
-                                                                    "emplace_back", "append"))))
-          .bind("add")));
+  auto Stores = expr(
+      anyOf(cxxOperatorCallExpr(isAssignmentOperator(), hasArgument(0, Named),
+                                hasArgument(1, expr().bind("stored"))),
+            binaryOperator(isAssignmentOperator(), hasLHS(Named),
+                           hasRHS(expr().bind("stored"))),
+            cxxMemberCallExpr(on(Holder), callee(cxxMethodDecl(hasAnyName(
+                                              "push_back", "extend", "insert",
+                                              "emplace_back", "append"))))
+                .bind("add")));
   for (const Stmt *S : Scopes) {
     if (const auto *Init = llvm::dyn_cast<Expr>(S))
       if (const Move *M = movedInside(Init, Depth + 1, Seen))
@@ -186,7 +197,8 @@ RepeatedModuleMoveCheck::storedIn(const ValueDecl &Decl, unsigned Depth,
         for (const Expr *A : Add->arguments())
           if (const Move *M = movedInside(A, Depth + 1, Seen))
             return M;
-      } else if (const Move *M = movedInside(N.getNodeAs<Expr>("stored"), Depth + 1, Seen)) {
+      } else if (const Move *M = movedInside(N.getNodeAs<Expr>("stored"),
+                                             Depth + 1, Seen)) {
         return M;
       }
     }
@@ -203,18 +215,21 @@ RepeatedModuleMoveCheck::passedTo(const ParmVarDecl &P, unsigned Depth,
   const unsigned Index = P.getFunctionScopeIndex();
   // Call sites in the main file (LibTorch's headers are never searched).
   const SourceManager &SM = Ctx->getSourceManager();
-  auto Calls = callExpr(callee(functionDecl(hasName(Fn->getName())))).bind("call");
+  auto Calls =
+      callExpr(callee(functionDecl(hasName(Fn->getName())))).bind("call");
   for (Decl *D : Ctx->getTranslationUnitDecl()->decls()) {
     if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
-    for (const BoundNodes &N : match(decl(forEachDescendant(Calls)), *D, *Ctx)) {
+    for (const BoundNodes &N :
+         match(decl(forEachDescendant(Calls)), *D, *Ctx)) {
       const auto *Call = N.getNodeAs<CallExpr>("call");
       const FunctionDecl *Callee = Call->getDirectCallee();
       if (!Callee || Callee->getCanonicalDecl() != Fn->getCanonicalDecl())
         continue;
       const unsigned Shift = llvm::isa<CXXOperatorCallExpr>(Call) ? 1 : 0;
       if (Index + Shift < Call->getNumArgs())
-        if (const Move *M = movedInside(Call->getArg(Index + Shift), Depth + 1, Seen))
+        if (const Move *M =
+                movedInside(Call->getArg(Index + Shift), Depth + 1, Seen))
           return M;
     }
   }

@@ -2,8 +2,8 @@
 // the others (facts::UnitFacts), and the moves it repeats from them, read from
 // the facts file of the last `devcopy analyze` run. The rest of the check, in
 // one unit, is RepeatedModuleMoveCheck.cpp.
-#include "RepeatedModuleMoveCheck.h"
 #include "ModuleFacts.h"
+#include "RepeatedModuleMoveCheck.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ParentMap.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -18,8 +18,8 @@ static std::string joinPath(llvm::ArrayRef<const ValueDecl *> Path) {
   return S;
 }
 
-const ValueDecl *RepeatedModuleMoveCheck::registeredLocalField(const ValueDecl *D,
-                                                               const CXXRecordDecl *Owner) const {
+const ValueDecl *RepeatedModuleMoveCheck::registeredLocalField(
+    const ValueDecl *D, const CXXRecordDecl *Owner) const {
   const auto *VD = llvm::dyn_cast<VarDecl>(D);
   auto It = VD ? RegisteredLocals.find(VD) : RegisteredLocals.end();
   if (It == RegisteredLocals.end() || It->second.first != Owner)
@@ -52,7 +52,8 @@ void RepeatedModuleMoveCheck::readCondition(Move &M) const {
 
 void RepeatedModuleMoveCheck::readFactory(const Move &M, facts::Move &F) const {
   using namespace ast_matchers;
-  const auto *Var = M.Path.size() == 1 ? llvm::dyn_cast<VarDecl>(M.Path[0]) : nullptr;
+  const auto *Var =
+      M.Path.size() == 1 ? llvm::dyn_cast<VarDecl>(M.Path[0]) : nullptr;
   if (!Var || !Var->hasLocalStorage() || llvm::isa<ParmVarDecl>(Var))
     return;
   // `return var;`, through the holder's copy or move constructor.
@@ -62,9 +63,11 @@ void RepeatedModuleMoveCheck::readFactory(const Move &M, facts::Move &F) const {
   if (const Stmt *Body = M.Fn->getBody())
     F.Returned = !match(findAll(Returned), *Body, *Ctx).empty();
   // `auto var = build(...);`
-  const Expr *Init = Var->getInit() ? Var->getInit()->IgnoreImplicit() : nullptr;
+  const Expr *Init =
+      Var->getInit() ? Var->getInit()->IgnoreImplicit() : nullptr;
   if (const auto *Construct = llvm::dyn_cast_or_null<CXXConstructExpr>(Init))
-    Init = Construct->getNumArgs() == 1 ? Construct->getArg(0)->IgnoreImplicit() : nullptr;
+    Init = Construct->getNumArgs() == 1 ? Construct->getArg(0)->IgnoreImplicit()
+                                        : nullptr;
   const auto *Call = llvm::dyn_cast_or_null<CallExpr>(Init);
   if (const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr)
     if (!llvm::isa<CXXMethodDecl>(Callee))
@@ -99,7 +102,8 @@ facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
     F.Negated = M.Negated;
     F.Resolved = M.Resolved;
     readFactory(M, F);
-    // A constructor's move of its own object, a member, or a local it registers.
+    // A constructor's move of its own object, a member, or a local it
+    // registers.
     if (const auto *Ctor = llvm::dyn_cast<CXXConstructorDecl>(M.Fn)) {
       const CXXRecordDecl *Class = Ctor->getParent()->getCanonicalDecl();
       llvm::SmallVector<const ValueDecl *, 3> Via(M.Path.begin(), M.Path.end());
@@ -123,31 +127,37 @@ facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
   for (const FieldDecl *FD : Registered)
     if (const CXXRecordDecl *Sub = moduleClassOf(FD->getType()))
       U.Registered.push_back(
-          {ClassName(llvm::cast<CXXRecordDecl>(FD->getParent())), FD->getNameAsString(), ClassName(Sub)});
+          {ClassName(llvm::cast<CXXRecordDecl>(FD->getParent())),
+           FD->getNameAsString(), ClassName(Sub)});
   for (const auto &[Var, OwnerAndField] : RegisteredLocals) {
     const auto [Owner, Target] = OwnerAndField;
     const CXXRecordDecl *Sub = moduleClassOf(Var->getType());
     if (Sub && !llvm::isa<FieldDecl>(Target)) // members are listed above
-      U.Registered.push_back({ClassName(Owner), Var->getNameAsString(), ClassName(Sub)});
+      U.Registered.push_back(
+          {ClassName(Owner), Var->getNameAsString(), ClassName(Sub)});
   }
   return U;
 }
 
 std::string RepeatedModuleMoveCheck::factsPath() const {
-  llvm::SmallString<256> P(FactsFile.empty() ? llvm::StringRef(facts::DefaultFileName) : llvm::StringRef(FactsFile));
+  llvm::SmallString<256> P(FactsFile.empty()
+                               ? llvm::StringRef(facts::DefaultFileName)
+                               : llvm::StringRef(FactsFile));
   if (llvm::sys::path::is_absolute(P))
     return std::string(P);
   // Relative to the compile command's directory (clang-tidy and clangd both
   // make it the working directory of the unit's file system).
   FileManager &FM = Ctx->getSourceManager().getFileManager();
-  llvm::ErrorOr<std::string> Cwd = FM.getVirtualFileSystem().getCurrentWorkingDirectory();
+  llvm::ErrorOr<std::string> Cwd =
+      FM.getVirtualFileSystem().getCurrentWorkingDirectory();
   llvm::SmallString<256> Abs(Cwd ? *Cwd : FM.getFileSystemOpts().WorkingDir);
   llvm::sys::path::append(Abs, P);
   llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   return std::string(Abs);
 }
 
-SourceLocation RepeatedModuleMoveCheck::locationIn(StringRef File, unsigned Line,
+SourceLocation RepeatedModuleMoveCheck::locationIn(StringRef File,
+                                                   unsigned Line,
                                                    unsigned Column) const {
   SourceManager &SM = Ctx->getSourceManager();
   llvm::Expected<FileEntryRef> FE = SM.getFileManager().getFileRef(File);
@@ -155,12 +165,14 @@ SourceLocation RepeatedModuleMoveCheck::locationIn(StringRef File, unsigned Line
     llvm::consumeError(FE.takeError());
     return {};
   }
-  return SM.translateLineCol(SM.getOrCreateFileID(*FE, SrcMgr::C_User), Line, Column);
+  return SM.translateLineCol(SM.getOrCreateFileID(*FE, SrcMgr::C_User), Line,
+                             Column);
 }
 
 void RepeatedModuleMoveCheck::checkAcrossUnits(facts::UnitFacts &Unit) {
   std::string Error;
-  std::shared_ptr<const facts::FactsFile> File = facts::load(factsPath(), Error);
+  std::shared_ptr<const facts::FactsFile> File =
+      facts::load(factsPath(), Error);
   if (!Error.empty())
     configurationDiag("%0: %1") << getID() << Error;
   // Without a facts file, this unit alone (its factories' moves).
@@ -175,8 +187,10 @@ void RepeatedModuleMoveCheck::checkAcrossUnits(facts::UnitFacts &Unit) {
     std::optional<facts::Hit> H = Index.firstMove(M, Unit.File);
     if (!H)
       continue;
-    diag(SM.getComposedLoc(SM.getMainFileID(), M.Offset), "%0") << facts::message(M, *H);
-    SourceLocation Note = locationIn(H->Unit->File, H->First->Line, H->First->Column);
+    diag(SM.getComposedLoc(SM.getMainFileID(), M.Offset), "%0")
+        << facts::message(M, *H);
+    SourceLocation Note =
+        locationIn(H->Unit->File, H->First->Line, H->First->Column);
     if (Note.isValid())
       diag(Note, "%0", DiagnosticIDs::Note) << facts::noteMessage(M, *H);
   }

@@ -14,7 +14,8 @@ bool copiedToHost(const Expr *E, const ASTContext &Ctx) {
     if (!Call || !Call->getMethodDecl() || !isTensorType(Call->getType()))
       return false;
     llvm::StringRef Name = Call->getMethodDecl()->getName();
-    if (Name == "cpu" || (Name == "to" && describeCopy(*Call, Ctx).Device == DeviceKind::CPU))
+    if (Name == "cpu" ||
+        (Name == "to" && describeCopy(*Call, Ctx).Device == DeviceKind::CPU))
       return true;
     E = Call->getImplicitObjectArgument();
   }
@@ -26,15 +27,18 @@ const Expr *subscriptBase(const Expr *E) {
   E = ignoreConversions(E);
   for (int Depth = 0; E && Depth < 16; ++Depth) {
     if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-      if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+      if (Op->getOperator() != OO_Subscript ||
+          !isTensorType(Op->getArg(0)->getType()))
         break;
       E = ignoreConversions(Op->getArg(0));
       continue;
     }
     const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
     const Expr *Obj = MC ? MC->getImplicitObjectArgument() : nullptr;
-    if (!Obj || !isTensorType(Obj->getType()) || !MC->getMethodDecl()->getIdentifier() ||
-        !llvm::is_contained({"index", "select"}, MC->getMethodDecl()->getName()))
+    if (!Obj || !isTensorType(Obj->getType()) ||
+        !MC->getMethodDecl()->getIdentifier() ||
+        !llvm::is_contained({"index", "select"},
+                            MC->getMethodDecl()->getName()))
       break;
     E = ignoreConversions(Obj);
   }
@@ -48,14 +52,16 @@ namespace {
 /// in the loop; null otherwise.
 const Expr *pickedFrom(const Expr *E, LoopInvariance &Inv, bool &Varies) {
   if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-    if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+    if (Op->getOperator() != OO_Subscript ||
+        !isTensorType(Op->getArg(0)->getType()))
       return nullptr;
     Varies |= !Inv.isInvariant(Op->getArg(1));
     return ignoreConversions(Op->getArg(0));
   }
   const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E);
   const Expr *Obj = MC ? MC->getImplicitObjectArgument() : nullptr;
-  if (!Obj || !isTensorType(Obj->getType()) || !MC->getMethodDecl()->getIdentifier() ||
+  if (!Obj || !isTensorType(Obj->getType()) ||
+      !MC->getMethodDecl()->getIdentifier() ||
       !llvm::is_contained({"index", "select"}, MC->getMethodDecl()->getName()))
     return nullptr;
   for (const Expr *A : MC->arguments())
@@ -68,21 +74,26 @@ const Expr *pickedFrom(const Expr *E, LoopInvariance &Inv, bool &Varies) {
 /// the loop: that operand, else null.
 const Expr *pureOperand(const Expr *E, LoopInvariance &Inv) {
   const auto *Call = llvm::dyn_cast<CallExpr>(E);
-  if (!Call || !isTensorType(Call->getType()) || llvm::isa<CXXOperatorCallExpr>(Call))
+  if (!Call || !isTensorType(Call->getType()) ||
+      llvm::isa<CXXOperatorCallExpr>(Call))
     return nullptr;
   const Expr *Operand = nullptr;
   llvm::ArrayRef<const Expr *> Rest;
   if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(Call)) {
     Operand = MC->getImplicitObjectArgument();
     Rest = llvm::ArrayRef(MC->getArgs(), MC->getNumArgs());
-    llvm::StringRef Name = MC->getMethodDecl()->getIdentifier() ? MC->getMethodDecl()->getName() : "";
+    llvm::StringRef Name = MC->getMethodDecl()->getIdentifier()
+                               ? MC->getMethodDecl()->getName()
+                               : "";
     // A cast stays where it is (`gis[i].to(torch::kLong)`); a move does not.
     if (Name == "index" || Name == "select" || Name == "cpu" ||
-        (Name == "to" && (describeCopy(*MC, MC->getMethodDecl()->getASTContext()).Device !=
-                              DeviceKind::None ||
-                          describeCopy(*MC, MC->getMethodDecl()->getASTContext()).LikeOther)))
+        (Name == "to" &&
+         (describeCopy(*MC, MC->getMethodDecl()->getASTContext()).Device !=
+              DeviceKind::None ||
+          describeCopy(*MC, MC->getMethodDecl()->getASTContext()).LikeOther)))
       return nullptr;
-  } else if (isTorchFunction(Call->getDirectCallee()) && Call->getNumArgs() > 0) {
+  } else if (isTorchFunction(Call->getDirectCallee()) &&
+             Call->getNumArgs() > 0) {
     Operand = Call->getArg(0);
     Rest = llvm::ArrayRef(Call->getArgs() + 1, Call->getNumArgs() - 1);
   }
@@ -94,7 +105,8 @@ const Expr *pureOperand(const Expr *E, LoopInvariance &Inv) {
 
 } // namespace
 
-const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv, bool &WholeInvariant) {
+const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv,
+                               bool &WholeInvariant) {
   const Expr *E = ignoreConversions(Recv);
   bool Computed = false;
   for (int Depth = 0; Depth < 8; ++Depth) {
@@ -115,7 +127,8 @@ const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv, bool &Whol
   // Nothing picked per iteration: only a value computed afresh from a tensor
   // that does not change (`torch::multinomial(p, 1)`, `w.sum()`) counts.
   WholeInvariant = !Varies;
-  if (!(Picked ? Varies : Computed) || !LoopInvariance::namesLocal(E) || !Inv.isInvariant(E))
+  if (!(Picked ? Varies : Computed) || !LoopInvariance::namesLocal(E) ||
+      !Inv.isInvariant(E))
     return nullptr;
   // A tensor copied to the host before the loop is read without a sync.
   if (const auto *Ref = llvm::dyn_cast<DeclRefExpr>(E))
@@ -145,7 +158,8 @@ const ParmVarDecl *rootParameter(const Expr *E) {
         return nullptr;
       E = Obj;
     } else if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
-      if (Op->getOperator() != OO_Subscript || !isTensorType(Op->getArg(0)->getType()))
+      if (Op->getOperator() != OO_Subscript ||
+          !isTensorType(Op->getArg(0)->getType()))
         return nullptr;
       E = Op->getArg(0);
     } else {
@@ -155,7 +169,8 @@ const ParmVarDecl *rootParameter(const Expr *E) {
   return nullptr;
 }
 
-Place callersPlace(const ParmVarDecl *P, ASTContext &Ctx, TensorPlaces &Places) {
+Place callersPlace(const ParmVarDecl *P, ASTContext &Ctx,
+                   TensorPlaces &Places) {
   const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
   unsigned Index = P->getFunctionScopeIndex();
   if (!FD)
@@ -164,18 +179,22 @@ Place callersPlace(const ParmVarDecl *P, ASTContext &Ctx, TensorPlaces &Places) 
   const FunctionDecl *Canon = FD->getCanonicalDecl();
   if (!FD->getIdentifier())
     return Place::Unknown;
-  auto Calls = callExpr(unless(cxxOperatorCallExpr()), callee(functionDecl(hasName(FD->getName()))))
+  auto Calls = callExpr(unless(cxxOperatorCallExpr()),
+                        callee(functionDecl(hasName(FD->getName()))))
                    .bind("call");
   const SourceManager &SM = Ctx.getSourceManager();
   bool Any = false;
   for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (D->isImplicit() ||
+        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
     for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
       const auto *Call = M.getNodeAs<CallExpr>("call");
-      if (!Call->getDirectCallee() || Call->getDirectCallee()->getCanonicalDecl() != Canon)
+      if (!Call->getDirectCallee() ||
+          Call->getDirectCallee()->getCanonicalDecl() != Canon)
         continue;
-      if (Index >= Call->getNumArgs() || Places.ofTensor(Call->getArg(Index)) != Place::Host)
+      if (Index >= Call->getNumArgs() ||
+          Places.ofTensor(Call->getArg(Index)) != Place::Host)
         return Place::Unknown;
       Any = true;
     }

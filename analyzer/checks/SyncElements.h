@@ -25,7 +25,8 @@ const Expr *subscriptBase(const Expr *E);
 /// computed afresh on every iteration from a tensor that does not change
 /// (`torch::multinomial(p, 1)`, `w.sum()`): then \p WholeInvariant is set,
 /// and one call before the loop (drawing all the samples at once) does it.
-const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv, bool &WholeInvariant);
+const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv,
+                               bool &WholeInvariant);
 
 /// The parameter whose tensor \p E reads, through views, tensor methods and
 /// local variables initialised from it (`auto flat = ids.squeeze(0);

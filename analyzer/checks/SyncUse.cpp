@@ -21,15 +21,18 @@ bool inStd(const FunctionDecl *FD) {
 
 bool isPrintFunction(llvm::StringRef Name) {
   return llvm::StringSwitch<bool>(Name)
-      .Cases("printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "fwrite", true)
+      .Cases("printf", "fprintf", "sprintf", "snprintf", "puts", "fputs",
+             "fwrite", true)
       .Default(false);
 }
 
 /// Methods that store a value into a host container.
 bool isStoreMethod(llvm::StringRef Name) {
   return llvm::StringSwitch<bool>(Name)
-      .Cases("push_back", "emplace_back", "push_front", "emplace_front", "insert", true)
-      .Cases("emplace", "push", "append", "assign", "insert_or_assign", "try_emplace", true)
+      .Cases("push_back", "emplace_back", "push_front", "emplace_front",
+             "insert", true)
+      .Cases("emplace", "push", "append", "assign", "insert_or_assign",
+             "try_emplace", true)
       .Default(false);
 }
 
@@ -68,7 +71,8 @@ ValueUse SyncUses::fromVar(const VarDecl *VD, unsigned Depth) {
           BO && BO->isAssignmentOp() && BO->getLHS()->IgnoreParens() == Ref)
         continue;
       if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>();
-          Op && Op->isAssignmentOp() && Op->getArg(0)->IgnoreParenImpCasts() == Ref)
+          Op && Op->isAssignmentOp() &&
+          Op->getArg(0)->IgnoreParenImpCasts() == Ref)
         continue;
     }
     Use = combine(Use, fromExpr(Ref, Depth + 1));
@@ -79,7 +83,8 @@ ValueUse SyncUses::fromVar(const VarDecl *VD, unsigned Depth) {
   return Use;
 }
 
-ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg, unsigned Depth) {
+ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg,
+                            unsigned Depth) {
   const FunctionDecl *FD = Call->getDirectCallee();
   if (!FD)
     return {UseKind::Output, ""};
@@ -92,7 +97,8 @@ ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg, unsigned Dept
       // A method of the value itself: Scalar::toFloat(), a host tensor's
       // item(), data_ptr(), accessor(): the host reads what it holds.
       return isTensorType(Obj->getType()) && !isTensorType(Call->getType()) &&
-                     !(Name == "item" || Name.starts_with("is_") || Name == "equal")
+                     !(Name == "item" || Name.starts_with("is_") ||
+                       Name == "equal")
                  ? ValueUse{UseKind::Needed, ""}
                  : fromExpr(Call, Depth);
     if (isStoreMethod(Name))
@@ -153,7 +159,8 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
       if (BO->isAssignmentOp() && BO->getRHS() == Child) {
         const Expr *LHS = BO->getLHS()->IgnoreParenImpCasts();
         const auto *Ref = llvm::dyn_cast<DeclRefExpr>(LHS);
-        const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+        const auto *VD =
+            Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
         if (!VD)
           return {UseKind::Needed, ""}; // stored into a field or an element
         ValueUse Later = fromVar(VD, Depth);
@@ -168,18 +175,21 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
         return {UseKind::Output, ""};
       if (K == OO_Subscript && IsRHS)
         return {UseKind::Needed, ""}; // an index
-      if (Op->isAssignmentOp() && IsRHS && Places && isTensorType(Op->getArg(0)->getType()) &&
-          !Op->getArg(0)->isLValue())
+      if (Op->isAssignmentOp() && IsRHS && Places &&
+          isTensorType(Op->getArg(0)->getType()) && !Op->getArg(0)->isLValue())
         // Written into a tensor's elements (`t[i][k] = v`: a view, not a
         // variable, whose assignment rebinds the handle): host results only
         // when that tensor is on the host; else the value goes back to the
         // device.
-        return {Places->ofTensor(Op->getArg(0)) == Place::Host ? UseKind::Needed
-                                                                : UseKind::Dropped,
+        return {Places->ofTensor(Op->getArg(0)) == Place::Host
+                    ? UseKind::Needed
+                    : UseKind::Dropped,
                 ""};
       if (Op->isAssignmentOp() && IsRHS) {
-        const auto *Ref = llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
-        const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+        const auto *Ref =
+            llvm::dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
+        const auto *VD =
+            Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
         if (!VD)
           return {UseKind::Needed, ""};
         ValueUse Later = fromVar(VD, Depth);
@@ -200,7 +210,8 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
     } else if (const auto *ME = llvm::dyn_cast<MemberExpr>(S)) {
       // The value's own method: climb to the call.
       auto Up = Ctx.getParents(*ME);
-      if (const auto *MC = Up.empty() ? nullptr : Up[0].get<CXXMemberCallExpr>())
+      if (const auto *MC =
+              Up.empty() ? nullptr : Up[0].get<CXXMemberCallExpr>())
         return fromCall(MC, Child, Depth);
       return {UseKind::Needed, ""};
     } else if (const auto *UO = llvm::dyn_cast<UnaryOperator>(S)) {
@@ -225,14 +236,17 @@ bool SyncUses::isTrainingLoop() {
   if (Training)
     return *Training;
   using namespace ast_matchers;
-  auto Step = cxxMemberCallExpr(
-      anyOf(callee(cxxMethodDecl(hasName("backward"), ofClass(matchers::tensorRecord()))),
-            callee(cxxMethodDecl(hasAnyName("step", "zero_grad")))))
-                  .bind("step");
+  auto Step =
+      cxxMemberCallExpr(
+          anyOf(callee(cxxMethodDecl(hasName("backward"),
+                                     ofClass(matchers::tensorRecord()))),
+                callee(cxxMethodDecl(hasAnyName("step", "zero_grad")))))
+          .bind("step");
   Training = false;
   for (const auto &M : match(findAll(Step), Loop, Ctx)) {
     const auto *Call = M.getNodeAs<CXXMemberCallExpr>("step");
-    if (Call->getMethodDecl()->getName() != "backward" && !isOptimizerMethod(Call->getMethodDecl()))
+    if (Call->getMethodDecl()->getName() != "backward" &&
+        !isOptimizerMethod(Call->getMethodDecl()))
       continue;
     std::optional<EnclosingLoop> L = findEnclosingLoop(*Call, Ctx);
     if (L && L->Loop == &Loop) {

@@ -43,13 +43,16 @@ Place joinDevices(Place A, Place B) {
   return A == B ? A : Place::Unknown;
 }
 
-std::optional<Place> joinDevices(std::optional<Place> A, std::optional<Place> B) {
+std::optional<Place> joinDevices(std::optional<Place> A,
+                                 std::optional<Place> B) {
   if (!A || !B)
     return A ? A : B;
   return joinDevices(*A, *B);
 }
 
-const CallExpr *asCall(const Expr *E) { return llvm::dyn_cast_or_null<CallExpr>(E); }
+const CallExpr *asCall(const Expr *E) {
+  return llvm::dyn_cast_or_null<CallExpr>(E);
+}
 
 bool isStringType(QualType T) {
   if (T.isNull())
@@ -122,7 +125,9 @@ std::optional<Place> TensorPlaces::deviceNamedBy(const Expr *E) {
   return P ? std::optional(orProgram(*P)) : std::nullopt;
 }
 
-Place TensorPlaces::ofTensor(const Expr *E) { return orProgram(tensorOf(E, 0)); }
+Place TensorPlaces::ofTensor(const Expr *E) {
+  return orProgram(tensorOf(E, 0));
+}
 
 std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
   if (!E || Depth > MaxDepth)
@@ -149,16 +154,19 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
     if (!CO->getCond()->isValueDependent() &&
         CO->getCond()->EvaluateAsBooleanCondition(Cond, Ctx))
       return deviceOf(Cond ? CO->getTrueExpr() : CO->getFalseExpr(), Depth + 1);
-    return joinDevices(deviceOf(CO->getTrueExpr(), Depth + 1).value_or(Place::Unknown),
-                       deviceOf(CO->getFalseExpr(), Depth + 1).value_or(Place::Unknown));
+    return joinDevices(
+        deviceOf(CO->getTrueExpr(), Depth + 1).value_or(Place::Unknown),
+        deviceOf(CO->getFalseExpr(), Depth + 1).value_or(Place::Unknown));
   }
-  if (const auto *BO = llvm::dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
+  if (const auto *BO = llvm::dyn_cast<BinaryOperator>(E);
+      BO && BO->isAssignmentOp())
     return deviceOf(BO->getRHS(), Depth + 1);
   if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E)) {
     // Device(kCUDA, 0), Device("cuda:0"), TensorOptions(kCUDA): the first
     // argument names the device; TensorOptions() names none.
     if (CE->getNumArgs() == 0 || llvm::isa<CXXDefaultArgExpr>(CE->getArg(0)))
-      return isTensorOptionsType(CE->getType()) ? std::nullopt : std::optional(Place::Unknown);
+      return isTensorOptionsType(CE->getType()) ? std::nullopt
+                                                : std::optional(Place::Unknown);
     const Expr *Arg = ignoreConversions(CE->getArg(0));
     // A device named by a string read at run time: chosen at run time.
     if (!llvm::isa<StringLiteral>(Arg) && isStringType(Arg->getType()))
@@ -177,7 +185,8 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
     if (!MD || !MD->getIdentifier())
       return Place::Unknown;
     llvm::StringRef Name = MD->getName();
-    if (Recv && isTensorType(Recv->getType()) && (Name == "device" || Name == "options"))
+    if (Recv && isTensorType(Recv->getType()) &&
+        (Name == "device" || Name == "options"))
       return tensorOf(Recv, Depth + 1);
     if (isTensorOptionsType(MC->getType())) {
       // TensorOptions().dtype(kHalf).device(d): the .device(...) link decides.
@@ -187,10 +196,12 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
     }
     return Place::Unknown;
   }
-  if (const CallExpr *C = asCall(E); C && isTorchFunction(C->getDirectCallee())) {
+  if (const CallExpr *C = asCall(E);
+      C && isTorchFunction(C->getDirectCallee())) {
     const FunctionDecl *FD = C->getDirectCallee();
     // torch::device(d) / torch::dtype(t): the TensorOptions shorthands.
-    if (FD->getIdentifier() && FD->getName() == "device" && C->getNumArgs() == 1)
+    if (FD->getIdentifier() && FD->getName() == "device" &&
+        C->getNumArgs() == 1)
       return deviceOf(C->getArg(0), Depth + 1);
     if (FD->getIdentifier() && FD->getName() == "dtype")
       return std::nullopt;
@@ -220,7 +231,8 @@ struct Definition {
 
 /// Every definition of \p VD: its initialiser, then every assignment and
 /// escape in its function's body, or in the main file for a global.
-llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD, ASTContext &Ctx) {
+llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD,
+                                             ASTContext &Ctx) {
   llvm::SmallVector<Definition, 4> Defs;
   if (const Expr *Init = VD->getInit())
     Defs.push_back({Init, Init});
@@ -229,13 +241,16 @@ llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD, ASTContext &Ctx)
       cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref),
                           hasArgument(1, expr().bind("value")))
           .bind("def"),
-      binaryOperator(isAssignmentOperator(), hasLHS(Ref), hasRHS(expr().bind("value")))
+      binaryOperator(isAssignmentOperator(), hasLHS(Ref),
+                     hasRHS(expr().bind("value")))
           .bind("def"),
       // Passed to a non-const reference or by address: anything may be stored.
       callExpr(forEachArgumentWithParam(
-                   Ref, parmVarDecl(hasType(references(qualType(unless(isConstQualified())))))))
+                   Ref, parmVarDecl(hasType(
+                            references(qualType(unless(isConstQualified())))))))
           .bind("escape"),
-      unaryOperator(hasOperatorName("&"), hasUnaryOperand(Ref)).bind("escape")));
+      unaryOperator(hasOperatorName("&"), hasUnaryOperand(Ref))
+          .bind("escape")));
   auto Collect = [&](const llvm::SmallVector<BoundNodes, 1> &Found) {
     for (const BoundNodes &N : Found) {
       if (const auto *Def = N.getNodeAs<Expr>("def"))
@@ -244,25 +259,31 @@ llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD, ASTContext &Ctx)
         Defs.push_back({Esc, nullptr});
     }
   };
-  if (const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod())) {
+  if (const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(
+          VD->getParentFunctionOrMethod())) {
     if (FD->getBody())
       Collect(match(stmt(forEachDescendant(DefOrEscape)), *FD->getBody(), Ctx));
     return Defs;
   }
   const SourceManager &SM = Ctx.getSourceManager();
-  if (!VD->hasGlobalStorage() || !SM.isInMainFile(SM.getExpansionLoc(VD->getLocation())))
+  if (!VD->hasGlobalStorage() ||
+      !SM.isInMainFile(SM.getExpansionLoc(VD->getLocation())))
     return Defs;
   for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
-    if (!D->isImplicit() && SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (!D->isImplicit() &&
+        SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       Collect(match(decl(forEachDescendant(DefOrEscape)), *D, Ctx));
   return Defs;
 }
 } // namespace
 
-std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD, unsigned Depth) {
+std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD,
+                                                  unsigned Depth) {
   // LibTorch's own constants (torch::kCUDA): their initialiser.
-  if (!VD->isLocalVarDeclOrParm() && VD->getType().isConstQualified() && VD->getInit() &&
-      !Ctx.getSourceManager().isInMainFile(Ctx.getSourceManager().getExpansionLoc(VD->getLocation())))
+  if (!VD->isLocalVarDeclOrParm() && VD->getType().isConstQualified() &&
+      VD->getInit() &&
+      !Ctx.getSourceManager().isInMainFile(
+          Ctx.getSourceManager().getExpansionLoc(VD->getLocation())))
     return deviceOf(VD->getInit(), Depth + 1);
   if (auto It = DeviceVars.find(VD); It != DeviceVars.end())
     return It->second;
@@ -271,7 +292,8 @@ std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD, unsigned De
   std::optional<Place> Result;
   bool First = true;
   for (const Definition &D : definitions(VD, Ctx)) {
-    std::optional<Place> P = D.Value ? deviceOf(D.Value, Depth + 1) : Place::Unknown;
+    std::optional<Place> P =
+        D.Value ? deviceOf(D.Value, Depth + 1) : Place::Unknown;
     Result = First ? P : joinDevices(Result, P);
     First = false;
   }
@@ -290,20 +312,27 @@ TensorPlaces::FunctionFlow *TensorPlaces::flowOf(const FunctionDecl *FD) {
   Slot->Graph = CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
   if (!Slot->Graph)
     return nullptr;
-  Slot->Sequence = std::make_unique<utils::ExprSequence>(Slot->Graph.get(), FD->getBody(), &Ctx);
-  Slot->Blocks = std::make_unique<utils::StmtToBlockMap>(Slot->Graph.get(), &Ctx);
+  Slot->Sequence = std::make_unique<utils::ExprSequence>(Slot->Graph.get(),
+                                                         FD->getBody(), &Ctx);
+  Slot->Blocks =
+      std::make_unique<utils::StmtToBlockMap>(Slot->Graph.get(), &Ctx);
   Slot->Dominators = std::make_unique<CFGDomTree>(Slot->Graph.get());
-  Slot->Reach = std::make_unique<CFGReverseBlockReachabilityAnalysis>(*Slot->Graph);
+  Slot->Reach =
+      std::make_unique<CFGReverseBlockReachabilityAnalysis>(*Slot->Graph);
   return Slot.get();
 }
 
-Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth) {
-  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody() || llvm::isa<ParmVarDecl>(VD) || !InProgress.insert(VD).second)
+Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
+                                   unsigned Depth) {
+  const auto *FD =
+      llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  if (!FD || !FD->getBody() || llvm::isa<ParmVarDecl>(VD) ||
+      !InProgress.insert(VD).second)
     return Place::Unknown;
   llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
   FunctionFlow *Flow = flowOf(FD);
-  const CFGBlock *UseBlock = Flow ? Flow->Blocks->blockContainingStmt(Use) : nullptr;
+  const CFGBlock *UseBlock =
+      Flow ? Flow->Blocks->blockContainingStmt(Use) : nullptr;
   const SourceManager &SM = Ctx.getSourceManager();
   auto Contains = [&](const Stmt *Outer, const Stmt *Inner) {
     SourceRange O = Outer->getSourceRange(), I = Inner->getSourceRange();
@@ -368,7 +397,9 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
     if (!MD || !MD->getIdentifier() || !Recv)
       return Place::Unknown;
     if (isModuleType(Recv->getType()))
-      return tensorOf(firstTensorOperand(MC->getNumArgs() ? MC->getArg(0) : nullptr), Depth + 1);
+      return tensorOf(
+          firstTensorOperand(MC->getNumArgs() ? MC->getArg(0) : nullptr),
+          Depth + 1);
     if (!isTensorType(Recv->getType()))
       return Place::Unknown;
     llvm::StringRef Name = MD->getName();
@@ -406,7 +437,8 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
       return Place::Unknown;
     if (isTensorFactory(FD)) {
       for (const Expr *Arg : C->arguments())
-        if (!llvm::isa<CXXDefaultArgExpr>(Arg) && isTensorOptionsType(Arg->getType()))
+        if (!llvm::isa<CXXDefaultArgExpr>(Arg) &&
+            isTensorOptionsType(Arg->getType()))
           if (std::optional<Place> P = deviceOf(Arg, Depth + 1))
             return *P;
       if (FD->getName().ends_with("_like") && C->getNumArgs() > 0)
@@ -430,7 +462,8 @@ namespace {
 /// CPU), the evidence that the program is fixed to the CPU.
 class AcceleratorFinder : public RecursiveASTVisitor<AcceleratorFinder> {
 public:
-  AcceleratorFinder(llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf)
+  AcceleratorFinder(
+      llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf)
       : PlaceOf(PlaceOf) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool Found = false;
@@ -438,7 +471,8 @@ public:
 
   bool VisitVarDecl(VarDecl *VD) {
     // A parameter's device comes from the caller: no evidence either way.
-    if (llvm::isa<ParmVarDecl>(VD) || !VD->hasInit() || VD->getType()->isReferenceType() ||
+    if (llvm::isa<ParmVarDecl>(VD) || !VD->hasInit() ||
+        VD->getType()->isReferenceType() ||
         !(isDeviceType(VD->getType()) || isTensorOptionsType(VD->getType())))
       return true;
     if (PlaceOf(VD->getInit()).value_or(Place::Unknown) == Place::Host)
@@ -479,7 +513,8 @@ bool TensorPlaces::programOnHost() {
   AcceleratorFinder Finder(PlaceOf);
   const SourceManager &SM = Ctx.getSourceManager();
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() || !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    if (D->isImplicit() ||
+        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
     Finder.TraverseDecl(D);
     if (Finder.Found)

@@ -19,11 +19,14 @@ const Expr *ignoreConversions(const Expr *E) {
     else if (const auto *C = llvm::dyn_cast<ExprWithCleanups>(E))
       E = C->getSubExpr();
     else if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E);
-             CE && !llvm::isa<CXXTemporaryObjectExpr>(CE) && CE->getNumArgs() >= 1 &&
+             CE && !llvm::isa<CXXTemporaryObjectExpr>(CE) &&
+             CE->getNumArgs() >= 1 &&
              !llvm::isa<CXXDefaultArgExpr>(CE->getArg(0)) &&
-             (CE->getNumArgs() == 1 || llvm::isa<CXXDefaultArgExpr>(CE->getArg(1))))
+             (CE->getNumArgs() == 1 ||
+              llvm::isa<CXXDefaultArgExpr>(CE->getArg(1))))
       // Implicit conversions (Device from DeviceType, TensorOptions from
-      // Device, optional<T> from T) and copies: the argument is what was written.
+      // Device, optional<T> from T) and copies: the argument is what was
+      // written.
       E = CE->getArg(0);
     if (E == Prev)
       return E;
@@ -158,7 +161,8 @@ CopyTarget describeCopy(const CXXMemberCallExpr &Call, const ASTContext &Ctx) {
     T.LikeOther = true;
     T.OtherText = sourceText(ignoreConversions(Call.getArg(0)), Ctx);
   } else if (T.Method == "to") {
-    for (unsigned I = 0, N = std::min(Call.getNumArgs(), MD->getNumParams()); I < N; ++I) {
+    for (unsigned I = 0, N = std::min(Call.getNumArgs(), MD->getNumParams());
+         I < N; ++I) {
       const Expr *Arg = Call.getArg(I);
       if (llvm::isa<CXXDefaultArgExpr>(Arg))
         continue;
@@ -223,7 +227,8 @@ std::string describeDestination(const CopyTarget &T) {
 }
 
 namespace {
-/// Element size of a dtype spelled kHalf, torch::kFloat32, at::ScalarType::Long...
+/// Element size of a dtype spelled kHalf, torch::kFloat32,
+/// at::ScalarType::Long...
 std::optional<uint64_t> elementSize(llvm::StringRef DType) {
   DType = DType.rsplit(':').second.empty() ? DType : DType.rsplit(':').second;
   DType.consume_front("k");
@@ -238,13 +243,15 @@ std::optional<uint64_t> elementSize(llvm::StringRef DType) {
 std::optional<uint64_t> constantInt(const Expr *E, const ASTContext &Ctx) {
   Expr::EvalResult R;
   E = ignoreConversions(E);
-  if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, Ctx) || R.Val.getInt().isNegative())
+  if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, Ctx) ||
+      R.Val.getInt().isNegative())
     return std::nullopt;
   return R.Val.getInt().getZExtValue();
 }
 } // namespace
 
-std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &Ctx) {
+std::optional<uint64_t> factoryBytes(const CallExpr &Factory,
+                                     const ASTContext &Ctx) {
   const FunctionDecl *FD = Factory.getDirectCallee();
   if (!FD || !FD->getIdentifier() || Factory.getNumArgs() == 0)
     return std::nullopt;
@@ -255,7 +262,8 @@ std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &
     if (!N)
       return std::nullopt;
     Elements = *N * *N;
-  } else if (llvm::is_contained({"zeros", "ones", "empty", "rand", "randn"}, Name)) {
+  } else if (llvm::is_contained({"zeros", "ones", "empty", "rand", "randn"},
+                                Name)) {
     // IntArrayRef from a braced list: {64, 128}.
     const Expr *Sizes = Factory.getArg(0)->IgnoreImplicit();
     while (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(Sizes)) {
@@ -290,7 +298,9 @@ std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &
   return Size ? std::optional<uint64_t>(Elements * *Size) : std::nullopt;
 }
 
-std::optional<uint64_t> dtypeSize(llvm::StringRef DType) { return elementSize(DType); }
+std::optional<uint64_t> dtypeSize(llvm::StringRef DType) {
+  return elementSize(DType);
+}
 
 std::string formatBytes(uint64_t Bytes) {
   const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -9,7 +9,8 @@ namespace {
 
 /// True when \p DC is exactly the namespace path \p Path (outermost first),
 /// skipping inline namespaces.
-bool isNamespacePath(const DeclContext *DC, llvm::ArrayRef<llvm::StringRef> Path) {
+bool isNamespacePath(const DeclContext *DC,
+                     llvm::ArrayRef<llvm::StringRef> Path) {
   for (auto It = Path.rbegin(); It != Path.rend(); ++It) {
     while (DC && DC->isInlineNamespace())
       DC = DC->getParent();
@@ -30,7 +31,8 @@ bool isNamed(const NamedDecl *D, llvm::StringRef Name,
 }
 
 /// \p RD or one of its bases satisfies \p Is. Dependent bases are skipped.
-template <typename Pred> bool isSameOrDerived(const CXXRecordDecl *RD, Pred Is, int Depth = 0) {
+template <typename Pred>
+bool isSameOrDerived(const CXXRecordDecl *RD, Pred Is, int Depth = 0) {
   if (!RD || Depth > 16)
     return false;
   if (Is(RD))
@@ -59,12 +61,15 @@ const CXXRecordDecl *recordOfType(QualType T) { return recordOf(T); }
 AST_MATCHER(CXXRecordDecl, isTensorClass) { return isTensorRecord(&Node); }
 /// at::Tensor or at::TensorBase itself: a subclass's own `to()` is its own.
 AST_MATCHER(CXXRecordDecl, isLibTorchTensorClass) {
-  return isNamed(&Node, "TensorBase", {"at"}) || isNamed(&Node, "Tensor", {"at"});
+  return isNamed(&Node, "TensorBase", {"at"}) ||
+         isNamed(&Node, "Tensor", {"at"});
 }
 AST_MATCHER(CXXRecordDecl, isModuleClass) { return isModuleRecord(&Node); }
 AST_MATCHER(Expr, hasTensorType) { return isTensorType(Node.getType()); }
 
-AST_MATCHER(FunctionDecl, isTensorFactoryDecl) { return isTensorFactory(&Node); }
+AST_MATCHER(FunctionDecl, isTensorFactoryDecl) {
+  return isTensorFactory(&Node);
+}
 
 } // namespace
 
@@ -90,10 +95,16 @@ const TagDecl *valueTagOf(QualType T) {
     return nullptr;
   T = T.getNonReferenceType().getCanonicalType();
   const TagDecl *TD = T->getAsTagDecl();
-  if (const auto *Spec = llvm::dyn_cast_or_null<ClassTemplateSpecializationDecl>(TD);
-      Spec && (isNamed(Spec, "optional", {"c10"}) || isNamed(Spec, "optional", {"std"})) &&
+  if (const auto *Spec =
+          llvm::dyn_cast_or_null<ClassTemplateSpecializationDecl>(TD);
+      Spec &&
+      (isNamed(Spec, "optional", {"c10"}) ||
+       isNamed(Spec, "optional", {"std"})) &&
       Spec->getTemplateArgs().size() == 1)
-    TD = Spec->getTemplateArgs()[0].getAsType().getCanonicalType()->getAsTagDecl();
+    TD = Spec->getTemplateArgs()[0]
+             .getAsType()
+             .getCanonicalType()
+             ->getAsTagDecl();
   return TD;
 }
 } // namespace
@@ -103,11 +114,14 @@ bool isDeviceType(QualType T) {
   return isNamed(TD, "Device", {"c10"}) || isNamed(TD, "DeviceType", {"c10"});
 }
 
-bool isTensorOptionsType(QualType T) { return isNamed(valueTagOf(T), "TensorOptions", {"c10"}); }
+bool isTensorOptionsType(QualType T) {
+  return isNamed(valueTagOf(T), "TensorOptions", {"c10"});
+}
 
 bool isDTypeType(QualType T) {
   const TagDecl *TD = valueTagOf(T);
-  return isNamed(TD, "ScalarType", {"c10"}) || isNamed(TD, "TypeMeta", {"caffe2"});
+  return isNamed(TD, "ScalarType", {"c10"}) ||
+         isNamed(TD, "TypeMeta", {"caffe2"});
 }
 
 bool isTorchFunction(const FunctionDecl *FD) {
@@ -129,11 +143,12 @@ bool isTensorFactory(const FunctionDecl *FD) {
   if (!FD || !FD->getIdentifier())
     return false;
   llvm::StringRef Name = FD->getName();
-  bool Known = llvm::StringSwitch<bool>(Name)
-                   .Cases("zeros", "ones", "empty", "full", "rand", "randn", true)
-                   .Cases("randint", "randperm", "arange", "linspace", "logspace", true)
-                   .Cases("eye", "tensor", "empty_strided", "range", true)
-                   .Default(Name.ends_with("_like"));
+  bool Known =
+      llvm::StringSwitch<bool>(Name)
+          .Cases("zeros", "ones", "empty", "full", "rand", "randn", true)
+          .Cases("randint", "randperm", "arange", "linspace", "logspace", true)
+          .Cases("eye", "tensor", "empty_strided", "range", true)
+          .Default(Name.ends_with("_like"));
   return Known && (isNamespacePath(FD->getDeclContext(), {"torch"}) ||
                    isNamespacePath(FD->getDeclContext(), {"at"}));
 }
@@ -141,28 +156,37 @@ bool isModuleType(QualType T) { return isModuleRecord(recordOfType(T)); }
 
 namespace matchers {
 
-const char *const CopyingMethods[] = {"to",         "cpu",        "cuda",   "clone",
-                                      "contiguous", "pin_memory", "toType", "type_as"};
+const char *const CopyingMethods[] = {"to",     "cpu",        "cuda",
+                                      "clone",  "contiguous", "pin_memory",
+                                      "toType", "type_as"};
 
-ast_matchers::internal::Matcher<CXXRecordDecl> tensorRecord() { return isTensorClass(); }
-ast_matchers::internal::Matcher<CXXRecordDecl> moduleRecord() { return isModuleClass(); }
+ast_matchers::internal::Matcher<CXXRecordDecl> tensorRecord() {
+  return isTensorClass();
+}
+ast_matchers::internal::Matcher<CXXRecordDecl> moduleRecord() {
+  return isModuleClass();
+}
 ast_matchers::internal::Matcher<Expr> tensorExpr() { return hasTensorType(); }
 
-ast_matchers::internal::Matcher<Expr> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names,
-                                         llvm::StringRef Id) {
-  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(isLibTorchTensorClass()))),
-                           on(expr().bind((Id + ".recv").str())))
+ast_matchers::internal::Matcher<Expr>
+tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names, llvm::StringRef Id) {
+  return cxxMemberCallExpr(
+             callee(cxxMethodDecl(hasAnyName(Names),
+                                  ofClass(isLibTorchTensorClass()))),
+             on(expr().bind((Id + ".recv").str())))
       .bind(Id);
 }
 
 ast_matchers::internal::Matcher<Expr> copyCall(llvm::StringRef Id) {
-  std::vector<llvm::StringRef> N(std::begin(CopyingMethods), std::end(CopyingMethods));
+  std::vector<llvm::StringRef> N(std::begin(CopyingMethods),
+                                 std::end(CopyingMethods));
   return tensorMethodCall(N, Id);
 }
 
 ast_matchers::internal::Matcher<Expr> moduleToCall(llvm::StringRef Id) {
-  return cxxMemberCallExpr(callee(cxxMethodDecl(hasName("to"), ofClass(isModuleClass()))),
-                           on(expr().bind((Id + ".recv").str())))
+  return cxxMemberCallExpr(
+             callee(cxxMethodDecl(hasName("to"), ofClass(isModuleClass()))),
+             on(expr().bind((Id + ".recv").str())))
       .bind(Id);
 }
 
@@ -179,7 +203,8 @@ std::string sourceText(const Expr *E, const ASTContext &Ctx) {
   // As spelled where the user wrote it: a macro argument's own text, else
   // the whole macro invocation.
   CharSourceRange R = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(E->getSourceRange()), SM, Ctx.getLangOpts());
+      CharSourceRange::getTokenRange(E->getSourceRange()), SM,
+      Ctx.getLangOpts());
   if (R.isInvalid())
     R = SM.getExpansionRange(E->getSourceRange());
   return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
@@ -208,7 +233,9 @@ const Expr *assignableReceiver(const Expr *Recv, const ASTContext &Ctx) {
     Named = llvm::isa<FieldDecl>(ME->getMemberDecl());
   if (!Named || E->getType().isConstQualified() || E->getBeginLoc().isMacroID())
     return nullptr;
-  return E->isModifiableLvalue(const_cast<ASTContext &>(Ctx)) == Expr::MLV_Valid ? E : nullptr;
+  return E->isModifiableLvalue(const_cast<ASTContext &>(Ctx)) == Expr::MLV_Valid
+             ? E
+             : nullptr;
 }
 
 unsigned writtenArgs(const CallExpr &Call) {

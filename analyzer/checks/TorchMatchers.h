@@ -63,8 +63,8 @@ ast_matchers::internal::Matcher<Expr> tensorExpr();
 /// its receiver (implicit object argument) to Id + ".recv".
 ast_matchers::internal::Matcher<Expr> copyCall(llvm::StringRef Id = "copy");
 /// Like copyCall, restricted to the given method names (e.g. {"to", "cpu"}).
-ast_matchers::internal::Matcher<Expr> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names,
-                                         llvm::StringRef Id);
+ast_matchers::internal::Matcher<Expr>
+tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names, llvm::StringRef Id);
 /// nn::Module::to (in place, void) on a module: `m->to(d)`, `m.to(d)`,
 /// `this->to(d)`, `to(d)` in a member function. Bound to \p Id; the module
 /// expression (or CXXThisExpr) to Id + ".recv".
@@ -72,14 +72,16 @@ ast_matchers::internal::Matcher<Expr> moduleToCall(llvm::StringRef Id = "move");
 /// A call to a tensor factory in namespace torch or at (zeros, ones, empty,
 /// full, rand, randn, randint, randperm, arange, linspace, logspace, eye,
 /// tensor, and every `*_like`). Not from_blob: that wraps host data.
-ast_matchers::internal::Matcher<Expr> factoryCall(llvm::StringRef Id = "factory");
+ast_matchers::internal::Matcher<Expr>
+factoryCall(llvm::StringRef Id = "factory");
 
 /// True when the node's location (after macro expansion) is in the main file.
 /// Per-function work is restricted to these: <torch/torch.h> alone holds
 /// hundreds of copying calls.
 AST_MATCHER(Stmt, isInMainFileCode) {
   return Finder->getASTContext().getSourceManager().isInMainFile(
-      Finder->getASTContext().getSourceManager().getExpansionLoc(Node.getBeginLoc()));
+      Finder->getASTContext().getSourceManager().getExpansionLoc(
+          Node.getBeginLoc()));
 }
 } // namespace matchers
 
@@ -87,7 +89,7 @@ AST_MATCHER(Stmt, isInMainFileCode) {
 
 /// Where a device argument points.
 enum class DeviceKind {
-  None,    ///< the call does not name a device (clone, to(kHalf), ...)
+  None, ///< the call does not name a device (clone, to(kHalf), ...)
   CPU,
   CUDA,
   Other,   ///< another known backend (mps, meta, ...)
@@ -96,14 +98,16 @@ enum class DeviceKind {
 
 /// What one copying call does, as far as the source says.
 struct CopyTarget {
-  std::string Method;     ///< "to", "cpu", "clone", ...
+  std::string Method; ///< "to", "cpu", "clone", ...
   DeviceKind Device = DeviceKind::None;
-  std::string DeviceText; ///< spelling of the device argument ("torch::kCUDA", "device")
+  std::string DeviceText; ///< spelling of the device argument ("torch::kCUDA",
+                          ///< "device")
   std::string DTypeText;  ///< spelling of the dtype argument, if any
   bool AlwaysCopies = false; ///< clone(), or to(..., copy=true)
   bool NonBlocking = false;  ///< to(..., /*non_blocking=*/true)
-  bool LikeOther = false;    ///< to(other) / type_as(other): device of another tensor
-  std::string OtherText;     ///< spelling of that other tensor
+  bool LikeOther =
+      false; ///< to(other) / type_as(other): device of another tensor
+  std::string OtherText; ///< spelling of that other tensor
   /// A key equal for two calls that target the same place: "cpu", "cuda",
   /// or the device argument's spelling for a runtime device.
   std::string deviceKey() const;
@@ -149,7 +153,8 @@ const Expr *assignableReceiver(const Expr *Recv, const ASTContext &Ctx);
 /// literal sizes (`torch::zeros({64, 128})`, `torch::eye(8)`) and a known
 /// dtype (the options' dtype, else float). Only for zeros, ones, empty, rand,
 /// randn and eye, whose default dtype is float.
-std::optional<uint64_t> factoryBytes(const CallExpr &Factory, const ASTContext &Ctx);
+std::optional<uint64_t> factoryBytes(const CallExpr &Factory,
+                                     const ASTContext &Ctx);
 
 /// Bytes per element of a dtype spelled kHalf, torch::kFloat32,
 /// at::ScalarType::Long..., or nullopt.

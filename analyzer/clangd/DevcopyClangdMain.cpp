@@ -17,7 +17,8 @@ namespace tidy {
 // Keeps the module's registration in the link even if the checks ever come
 // from an archive; with the object library it costs nothing.
 extern volatile int DevcopyModuleAnchorSource;
-static int LLVM_ATTRIBUTE_UNUSED DevcopyModuleAnchorDestination = DevcopyModuleAnchorSource;
+static int LLVM_ATTRIBUTE_UNUSED DevcopyModuleAnchorDestination =
+    DevcopyModuleAnchorSource;
 } // namespace tidy
 } // namespace clang
 
@@ -38,8 +39,10 @@ int main(int argc, char *argv[]) {
   devcopy::addToolBanner(); // the checks in --help
   // clangd prints its own version and skips LLVM's extra version printers.
   for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-version") == 0)
+    if (std::strcmp(argv[i], "--version") == 0 ||
+        std::strcmp(argv[i], "-version") == 0)
       devcopy::printDevcopyVersion(llvm::outs());
   llvm::outs().flush();
-  return clang::clangd::clangdMain(static_cast<int>(args.size()) - 1, args.data());
+  return clang::clangd::clangdMain(static_cast<int>(args.size()) - 1,
+                                   args.data());
 }

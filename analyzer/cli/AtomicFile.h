@@ -16,36 +16,37 @@
 namespace devcopy::cli {
 
 class AtomicFile {
- public:
+public:
   /// Prepares to replace `path` ("-" is stdout). A symlink is followed, so the
   /// file it names is replaced and the link stays; an existing file keeps its
   /// permissions. A device or pipe (/dev/null, /dev/full) is written in place.
   /// Fails when the target or its directory cannot be written, or when it is
   /// read-only (devcopy does not override a file's read-only bits).
-  static llvm::Expected<AtomicFile> create(const std::string& path);
+  static llvm::Expected<AtomicFile> create(const std::string &path);
 
-  AtomicFile(AtomicFile&&) noexcept;
-  AtomicFile& operator=(AtomicFile&&) noexcept;
-  ~AtomicFile();  // discards what was not committed
+  AtomicFile(AtomicFile &&) noexcept;
+  AtomicFile &operator=(AtomicFile &&) noexcept;
+  ~AtomicFile(); // discards what was not committed
 
-  llvm::raw_ostream& os();
+  llvm::raw_ostream &os();
   /// Flushes, checks every write, and renames the temporary file into place.
   llvm::Error commit();
   /// Removes the temporary file; the target is untouched.
   void discard();
   /// The file that commit() replaces (symlinks resolved).
-  const std::string& target() const { return target_; }
+  const std::string &target() const { return target_; }
 
- private:
+private:
   AtomicFile() = default;
   std::string path_, target_;
-  std::optional<llvm::sys::fs::TempFile> temp_;  // unset: stdout or a device
-  std::unique_ptr<llvm::raw_fd_ostream> file_;   // over temp_ or the device
+  std::optional<llvm::sys::fs::TempFile> temp_; // unset: stdout or a device
+  std::unique_ptr<llvm::raw_fd_ostream> file_;  // over temp_ or the device
   bool stdout_ = false, done_ = false;
 };
 
 /// Writes `path` in one step through an AtomicFile; the error names the file.
-llvm::Error writeAtomically(const std::string& path,
-                            llvm::function_ref<void(llvm::raw_ostream&)> write);
+llvm::Error
+writeAtomically(const std::string &path,
+                llvm::function_ref<void(llvm::raw_ostream &)> write);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

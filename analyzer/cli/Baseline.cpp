@@ -8,8 +8,8 @@
 #include "SourceText.h"
 #include "devcopy/rules_catalog.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace devcopy::cli {
@@ -18,74 +18,86 @@ namespace json = llvm::json;
 
 static constexpr int kVersion = 1;
 
-llvm::Expected<Baseline> Baseline::read(const std::string& path) {
+llvm::Expected<Baseline> Baseline::read(const std::string &path) {
   auto text = readInput(path);
   if (!text)
-    return toolError("cannot read baseline '" + path + "' (" + llvm::toString(text.takeError()) +
+    return toolError("cannot read baseline '" + path + "' (" +
+                     llvm::toString(text.takeError()) +
                      "); write one with --write-baseline " + path);
   return parse(*text, path);
 }
 
-llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string& path) {
+llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text,
+                                         const std::string &path) {
   auto parsed = parseJson(text);
   if (!parsed)
     return toolError("baseline '" + path + "' is not valid JSON (" +
-                     llvm::toString(parsed.takeError()) + "); regenerate it with --write-baseline");
-  const json::Object* root = parsed->getAsObject();
-  const json::Array* entries = root ? root->getArray("entries") : nullptr;
+                     llvm::toString(parsed.takeError()) +
+                     "); regenerate it with --write-baseline");
+  const json::Object *root = parsed->getAsObject();
+  const json::Array *entries = root ? root->getArray("entries") : nullptr;
   if (!root || root->getInteger("version") != kVersion || !entries)
     return toolError("baseline '" + path +
-                     "' is not a devcopy baseline (version 1 with \"entries\"); regenerate it "
+                     "' is not a devcopy baseline (version 1 with "
+                     "\"entries\"); regenerate it "
                      "with --write-baseline");
   Baseline b;
-  for (const json::Value& v : *entries) {
-    const json::Object* e = v.getAsObject();
+  for (const json::Value &v : *entries) {
+    const json::Object *e = v.getAsObject();
     auto fp = e ? e->getString("fingerprint") : std::nullopt;
     if (!fp)
-      return toolError("baseline '" + path +
-                       "' has an entry without \"fingerprint\"; regenerate it with "
-                       "--write-baseline");
+      return toolError(
+          "baseline '" + path +
+          "' has an entry without \"fingerprint\"; regenerate it with "
+          "--write-baseline");
     Entry entry;
     entry.fingerprint = fp->str();
     entry.rule = e->getString("rule").value_or("").str();
     entry.file = e->getString("file").value_or("").str();
     entry.message = e->getString("message").value_or("").str();
-    entry.line = unsigned(std::max<int64_t>(0, e->getInteger("line").value_or(0)));
+    entry.line =
+        unsigned(std::max<int64_t>(0, e->getInteger("line").value_or(0)));
     b.entries_.push_back(std::move(entry));
   }
   return b;
 }
 
-llvm::Error Baseline::write(const std::string& path, const std::vector<Finding>& findings,
-                           const std::string& root) {
+llvm::Error Baseline::write(const std::string &path,
+                            const std::vector<Finding> &findings,
+                            const std::string &root) {
   json::Array entries;
-  for (const Finding& f : findings)
-    entries.push_back(json::Object{{"rule", f.rule},
-                                   {"file", relativeTo(f.where.file, root)},
-                                   {"line", f.where.line},  // for people; matching ignores it
-                                   {"message", f.message},
-                                   {"fingerprint", f.fingerprint}});
+  for (const Finding &f : findings)
+    entries.push_back(
+        json::Object{{"rule", f.rule},
+                     {"file", relativeTo(f.where.file, root)},
+                     {"line", f.where.line}, // for people; matching ignores it
+                     {"message", f.message},
+                     {"fingerprint", f.fingerprint}});
   json::Value doc = json::Object{{"version", kVersion},
                                  {"tool", "devcopy"},
                                  {"entries", std::move(entries)}};
-  if (llvm::Error err = writeAtomically(
-          path, [&](llvm::raw_ostream& out) { out << llvm::formatv("{0:2}", doc) << "\n"; }))
+  if (llvm::Error err = writeAtomically(path, [&](llvm::raw_ostream &out) {
+        out << llvm::formatv("{0:2}", doc) << "\n";
+      }))
     return toolError("baseline: " + llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 
-unsigned Baseline::removeKnown(std::vector<Finding>& findings) const {
+unsigned Baseline::removeKnown(std::vector<Finding> &findings) const {
   std::vector<Finding> known, absent;
   classify(findings, known, absent, "");
   return unsigned(known.size());
 }
 
-void Baseline::classify(std::vector<Finding>& findings, std::vector<Finding>& known,
-                        std::vector<Finding>& absent, const std::string& root) const {
-  std::multimap<std::string, const Entry*> left;
-  for (const Entry& e : entries_) left.emplace(e.fingerprint, &e);
+void Baseline::classify(std::vector<Finding> &findings,
+                        std::vector<Finding> &known,
+                        std::vector<Finding> &absent,
+                        const std::string &root) const {
+  std::multimap<std::string, const Entry *> left;
+  for (const Entry &e : entries_)
+    left.emplace(e.fingerprint, &e);
   std::vector<Finding> fresh;
-  for (Finding& f : findings) {
+  for (Finding &f : findings) {
     auto it = left.find(f.fingerprint);
     if (it != left.end()) {
       left.erase(it);
@@ -98,19 +110,24 @@ void Baseline::classify(std::vector<Finding>& findings, std::vector<Finding>& kn
   }
   findings = std::move(fresh);
   // In the baseline's order: the entries nothing matched any more.
-  for (const Entry& e : entries_) {
+  for (const Entry &e : entries_) {
     auto range = left.equal_range(e.fingerprint);
-    auto it = std::find_if(range.first, range.second, [&](const auto& kv) { return kv.second == &e; });
-    if (it == range.second) continue;
+    auto it = std::find_if(range.first, range.second,
+                           [&](const auto &kv) { return kv.second == &e; });
+    if (it == range.second)
+      continue;
     Finding f;
     f.rule = e.rule.empty() ? "devcopy" : e.rule;
-    const rules::Rule* rule = rules::find(f.rule);
+    const rules::Rule *rule = rules::find(f.rule);
     f.level = rule ? std::string(rule->level) : "warning";
-    f.message = e.message.empty() ? "baselined finding no longer reported" : e.message;
-    f.where.file = e.file.empty() || llvm::sys::path::is_absolute(e.file) || root.empty()
-                       ? e.file
-                       : root + "/" + e.file;
-    f.where.line = std::max(1u, e.line);  // no column: the baseline keeps lines only
+    f.message =
+        e.message.empty() ? "baselined finding no longer reported" : e.message;
+    f.where.file =
+        e.file.empty() || llvm::sys::path::is_absolute(e.file) || root.empty()
+            ? e.file
+            : root + "/" + e.file;
+    f.where.line =
+        std::max(1u, e.line); // no column: the baseline keeps lines only
     f.end = f.where;
     f.fingerprint = e.fingerprint;
     f.baselineState = "absent";
@@ -118,4 +135,4 @@ void Baseline::classify(std::vector<Finding>& findings, std::vector<Finding>& kn
   }
 }
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -29,34 +29,38 @@ namespace devcopy::cli {
 
 /// What a unit's analysis asked the file system, and what it was told.
 struct Dependencies {
-  std::map<std::string, std::string> read;  // absolute path -> content hash
-  std::map<std::string, char> found;        // stat only: 'f' file, 'd' directory, 'o' other
-  std::vector<std::string> absent;          // looked up, not there
-  std::map<std::string, std::string> listed;  // directory -> hash of its names
+  std::map<std::string, std::string> read; // absolute path -> content hash
+  std::map<std::string, char>
+      found; // stat only: 'f' file, 'd' directory, 'o' other
+  std::vector<std::string> absent;           // looked up, not there
+  std::map<std::string, std::string> listed; // directory -> hash of its names
 };
 
 /// A file system that records every question asked of it (thread-compatible:
 /// one per unit). The hash of a file read is taken of the very buffer clang
 /// gets, so an edit made while the unit is analyzed is not missed.
 class DependencyRecorder : public llvm::vfs::ProxyFileSystem {
- public:
-  explicit DependencyRecorder(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs);
+public:
+  explicit DependencyRecorder(
+      llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs);
   ~DependencyRecorder() override;
 
-  llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine& path) override;
-  bool exists(const llvm::Twine& path) override;
-  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>> openFileForRead(
-      const llvm::Twine& path) override;
-  llvm::vfs::directory_iterator dir_begin(const llvm::Twine& dir, std::error_code& ec) override;
+  llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine &path) override;
+  bool exists(const llvm::Twine &path) override;
+  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>>
+  openFileForRead(const llvm::Twine &path) override;
+  llvm::vfs::directory_iterator dir_begin(const llvm::Twine &dir,
+                                          std::error_code &ec) override;
 
   /// The answers so far. Files opened but never read are hashed now.
   Dependencies take();
 
-  struct State;  // shared with the files it opened
+  struct State; // shared with the files it opened
 
- private:
-  std::string absolute(const llvm::Twine& path) const;
-  void noteStatus(const std::string& path, const llvm::ErrorOr<llvm::vfs::Status>& st);
+private:
+  std::string absolute(const llvm::Twine &path) const;
+  void noteStatus(const std::string &path,
+                  const llvm::ErrorOr<llvm::vfs::Status> &st);
   std::shared_ptr<State> state_;
 };
 
@@ -64,29 +68,33 @@ class DependencyRecorder : public llvm::vfs::ProxyFileSystem {
 std::string contentHash(llvm::StringRef bytes);
 
 class ResultCache {
- public:
+public:
   /// A cache in `dir` (created on the first store) for this build of the
   /// tool, named by `toolIdentity` (version and a hash of the executable).
   ResultCache(std::string dir, std::string toolIdentity);
 
-  /// The entry's name for a unit with these inputs (commands, configuration...).
+  /// The entry's name for a unit with these inputs (commands,
+  /// configuration...).
   std::string key(llvm::ArrayRef<std::string> inputs) const;
 
   /// The stored payload when the entry exists and every recorded dependency
-  /// is unchanged; nullopt otherwise. Thread-safe. A corrupt entry also gives nullopt and
-  /// one line in `note` ("" when there is nothing to say).
-  std::optional<llvm::json::Value> lookup(const std::string& key, std::string& note);
+  /// is unchanged; nullopt otherwise. Thread-safe. A corrupt entry also gives
+  /// nullopt and one line in `note` ("" when there is nothing to say).
+  std::optional<llvm::json::Value> lookup(const std::string &key,
+                                          std::string &note);
 
   /// Stores `payload` with its dependencies, atomically.
-  llvm::Error store(const std::string& key, const Dependencies& deps, llvm::json::Value payload);
+  llvm::Error store(const std::string &key, const Dependencies &deps,
+                    llvm::json::Value payload);
 
-  const std::string& directory() const { return dir_; }
+  const std::string &directory() const { return dir_; }
 
- private:
-  std::string entryPath(const std::string& key) const;
-  bool unchanged(const llvm::json::Object& deps);
-  std::optional<std::string> hashOf(const std::string& path);  // memoized per run
-  std::optional<char> kindOf(const std::string& path);         // memoized per run
+private:
+  std::string entryPath(const std::string &key) const;
+  bool unchanged(const llvm::json::Object &deps);
+  std::optional<std::string>
+  hashOf(const std::string &path);                     // memoized per run
+  std::optional<char> kindOf(const std::string &path); // memoized per run
   std::string dir_, tool_;
   std::mutex mu_;
   std::map<std::string, std::optional<std::string>> hashes_;
@@ -98,4 +106,4 @@ class ResultCache {
 /// hash of the running executable, so a rebuilt devcopy starts afresh.
 std::string toolIdentity();
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

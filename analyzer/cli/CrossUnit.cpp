@@ -8,7 +8,7 @@
 
 namespace devcopy::cli {
 
-constexpr const char* kRule = "devcopy-repeated-module-move";
+constexpr const char *kRule = "devcopy-repeated-module-move";
 
 FactsCollector::FactsCollector() {
   facts::setSink([this](facts::UnitFacts unit) {
@@ -24,20 +24,22 @@ facts::FactsFile FactsCollector::take() {
   return std::move(facts_);
 }
 
-void keepPrevious(facts::FactsFile& now, const std::string& path,
-                  const std::vector<TranslationUnit>& analyzed) {
+void keepPrevious(facts::FactsFile &now, const std::string &path,
+                  const std::vector<TranslationUnit> &analyzed) {
   llvm::Expected<facts::FactsFile> previous = facts::readFile(path);
   if (!previous) {
     std::string why = llvm::toString(previous.takeError());
     if (why != "No such file or directory")
-      llvm::errs() << "devcopy: note: replacing unreadable facts file '" << path << "': " << why
-                   << "\n";
+      llvm::errs() << "devcopy: note: replacing unreadable facts file '" << path
+                   << "': " << why << "\n";
     return;
   }
   std::set<std::string> fresh;
-  for (const TranslationUnit& u : analyzed) fresh.insert(u.file);
-  for (facts::UnitFacts& u : previous->Units)
-    if (!fresh.count(u.File)) now.Units.push_back(std::move(u));
+  for (const TranslationUnit &u : analyzed)
+    fresh.insert(u.file);
+  for (facts::UnitFacts &u : previous->Units)
+    if (!fresh.count(u.File))
+      now.Units.push_back(std::move(u));
 }
 
 namespace {
@@ -46,36 +48,42 @@ namespace {
 /// or a glob ending in `*` that the name starts with.
 bool covers(llvm::StringRef text, llvm::StringRef marker) {
   size_t at = text.find(marker);
-  if (at == llvm::StringRef::npos) return false;
+  if (at == llvm::StringRef::npos)
+    return false;
   llvm::StringRef rest = text.substr(at + marker.size());
-  if (!rest.consume_front("(")) return !rest.starts_with("NEXTLINE") && !rest.starts_with("BEGIN") &&
-                                          !rest.starts_with("END");
+  if (!rest.consume_front("("))
+    return !rest.starts_with("NEXTLINE") && !rest.starts_with("BEGIN") &&
+           !rest.starts_with("END");
   llvm::SmallVector<llvm::StringRef, 4> globs;
   rest.take_until([](char c) { return c == ')'; }).split(globs, ',');
   for (llvm::StringRef g : globs) {
     g = g.trim();
-    if (g == kRule || (g.ends_with("*") && llvm::StringRef(kRule).starts_with(g.drop_back())))
+    if (g == kRule ||
+        (g.ends_with("*") && llvm::StringRef(kRule).starts_with(g.drop_back())))
       return true;
   }
   return false;
 }
 
-bool silenced(SourceText& sources, const std::string& file, unsigned line) {
+bool silenced(SourceText &sources, const std::string &file, unsigned line) {
   return covers(sources.line(file, line), "NOLINT") ||
          (line > 1 && covers(sources.line(file, line - 1), "NOLINTNEXTLINE"));
 }
 
-}  // namespace
+} // namespace
 
-std::vector<Finding> joinFacts(const facts::FactsFile& all, SourceText& sources) {
+std::vector<Finding> joinFacts(const facts::FactsFile &all,
+                               SourceText &sources) {
   facts::Index index;
-  for (const facts::UnitFacts& u : all.Units) index.add(u);
-  const rules::Rule* rule = rules::find(kRule);
+  for (const facts::UnitFacts &u : all.Units)
+    index.add(u);
+  const rules::Rule *rule = rules::find(kRule);
   std::vector<Finding> out;
-  for (const facts::UnitFacts& u : all.Units)
-    for (const facts::Move& m : u.Moves) {
+  for (const facts::UnitFacts &u : all.Units)
+    for (const facts::Move &m : u.Moves) {
       std::optional<facts::Hit> hit = index.firstMove(m, u.File);
-      if (!hit || silenced(sources, u.File, m.Line)) continue;
+      if (!hit || silenced(sources, u.File, m.Line))
+        continue;
       Finding f;
       f.rule = kRule;
       f.level = rule ? std::string(rule->level) : "warning";
@@ -91,4 +99,4 @@ std::vector<Finding> joinFacts(const facts::FactsFile& all, SourceText& sources)
   return out;
 }
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -20,12 +20,12 @@ namespace facts = clang::tidy::devcopy::facts;
 
 /// Receives the units' facts from the worker threads while installed.
 class FactsCollector {
- public:
+public:
   FactsCollector();
   ~FactsCollector();
   facts::FactsFile take();
 
- private:
+private:
   std::mutex mu_;
   facts::FactsFile facts_;
 };
@@ -33,12 +33,13 @@ class FactsCollector {
 /// A run on some PATHs keeps the previous facts of the units it did not
 /// analyze, so the join and the file still cover the whole project. An
 /// unreadable previous file is replaced (with a note on stderr).
-void keepPrevious(facts::FactsFile& now, const std::string& path,
-                  const std::vector<TranslationUnit>& analyzed);
+void keepPrevious(facts::FactsFile &now, const std::string &path,
+                  const std::vector<TranslationUnit> &analyzed);
 
 /// Findings for moves that repeat a constructor's move made in another unit,
 /// with a note there; a NOLINT for the rule on the reported line (or
 /// NOLINTNEXTLINE above it) silences one, as in clang-tidy.
-std::vector<Finding> joinFacts(const facts::FactsFile& all, SourceText& sources);
+std::vector<Finding> joinFacts(const facts::FactsFile &all,
+                               SourceText &sources);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

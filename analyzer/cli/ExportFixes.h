@@ -15,11 +15,13 @@ namespace devcopy::cli {
 
 /// Writes `findings` as clang-tidy's export YAML. MainSourceFile is the unit
 /// when there is one, as in clang-tidy; "" for several.
-void writeExportedFixes(llvm::raw_ostream& out, const std::vector<Finding>& findings,
-                        const std::string& mainFile);
+void writeExportedFixes(llvm::raw_ostream &out,
+                        const std::vector<Finding> &findings,
+                        const std::string &mainFile);
 
 /// The same into `path`, replaced only when complete (AtomicFile).
-llvm::Error exportFixes(const std::string& path, const std::vector<Finding>& findings,
-                        const std::vector<TranslationUnit>& units);
+llvm::Error exportFixes(const std::string &path,
+                        const std::vector<Finding> &findings,
+                        const std::vector<TranslationUnit> &units);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

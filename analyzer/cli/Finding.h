@@ -19,7 +19,7 @@ struct Position {
 /// One replacement of a fix-it: `length` bytes at `begin` become `text`.
 struct Edit {
   Position begin;
-  Position end;  // begin + length
+  Position end; // begin + length
   unsigned length = 0;
   std::string text;
 };
@@ -34,24 +34,24 @@ struct Range {
 struct Note {
   Position where;
   std::string message;
-  std::vector<Range> ranges;  // the note's highlighted ranges (may be none)
-  Position end;               // end of the region SARIF shows (see Finding::end)
+  std::vector<Range> ranges; // the note's highlighted ranges (may be none)
+  Position end;              // end of the region SARIF shows (see Finding::end)
 };
 
 struct Finding {
-  std::string rule;     // "devcopy-discarded-copy"
-  std::string level;    // SARIF level: "error", "warning" or "note"
-  bool warningAsError = false;  // --warnings-as-errors made it an error
-  std::string message;  // one line, lowercase
+  std::string rule;            // "devcopy-discarded-copy"
+  std::string level;           // SARIF level: "error", "warning" or "note"
+  bool warningAsError = false; // --warnings-as-errors made it an error
+  std::string message;         // one line, lowercase
   Position where;
   // End of the flagged region: the diagnostic's range around `where`, else
   // the token at `where` (as clangd shows it); equals `where` until located.
   Position end;
-  std::vector<Range> ranges;  // the diagnostic's highlighted ranges
+  std::vector<Range> ranges; // the diagnostic's highlighted ranges
   std::vector<Note> notes;
   std::vector<Edit> fixes;
-  std::string fingerprint;  // see Fingerprint.h; stable across line shifts
-  std::string directory;    // the unit's compile directory (--export-fixes)
+  std::string fingerprint; // see Fingerprint.h; stable across line shifts
+  std::string directory;   // the unit's compile directory (--export-fixes)
   // SARIF baselineState when a baseline is given: "new", "unchanged" or
   // "absent" (a baseline entry no longer found); "" without a baseline.
   std::string baselineState;
@@ -60,19 +60,19 @@ struct Finding {
 /// A problem that stops devcopy from vouching for a result (exit code 2): a
 /// missing database, a translation unit that does not parse, a bad config.
 struct ToolError {
-  std::string file;     // the file to look at; may be empty
-  std::string message;  // one line: what failed and what to do
+  std::string file;    // the file to look at; may be empty
+  std::string message; // one line: what failed and what to do
 };
 
 struct Results {
   std::vector<Finding> findings;
   std::vector<ToolError> errors;
-  unsigned analyzed = 0;   // translation units analyzed
-  unsigned baselined = 0;  // findings hidden because the baseline has them
+  unsigned analyzed = 0;  // translation units analyzed
+  unsigned baselined = 0; // findings hidden because the baseline has them
   // With a baseline: the known findings (unchanged) and the baseline entries
   // no longer found (absent). Text and JSON leave them out; SARIF keeps them.
   std::vector<Finding> known;
   std::vector<Finding> absent;
 };
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -17,17 +17,17 @@
 namespace devcopy::cli {
 
 /// The SARIF partialFingerprints key devcopy fills.
-inline constexpr const char* kFingerprintKey = "devcopyLineHash/v1";
+inline constexpr const char *kFingerprintKey = "devcopyLineHash/v1";
 
 /// Whitespace-free text of a line: what the hash sees.
-std::string normalizeLine(const std::string& line);
+std::string normalizeLine(const std::string &line);
 
 /// 64-bit FNV-1a, printed as 16 hex digits: stable across runs and machines.
-std::string stableHash(const std::string& text);
+std::string stableHash(const std::string &text);
 
 /// Sorts `findings` into source order and fills each one's fingerprint.
 /// `root` makes file names repository-relative.
-void assignFingerprints(std::vector<Finding>& findings, SourceText& sources,
-                        const std::string& root);
+void assignFingerprints(std::vector<Finding> &findings, SourceText &sources,
+                        const std::string &root);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

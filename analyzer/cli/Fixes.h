@@ -15,7 +15,7 @@ namespace devcopy::cli {
 /// AtomicFile, and only when all of them can be: one that cannot (read-only,
 /// gone) adds an error and leaves every file, and every finding, as it was.
 /// Fixed findings leave `findings`. Returns how many findings were fixed.
-unsigned applyFixes(std::vector<Finding>& findings, SourceText& sources,
-                    std::vector<ToolError>& errors);
+unsigned applyFixes(std::vector<Finding> &findings, SourceText &sources,
+                    std::vector<ToolError> &errors);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

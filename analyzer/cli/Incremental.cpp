@@ -22,10 +22,12 @@ namespace json = llvm::json;
 namespace {
 
 /// The cache's folder: --cache-dir, else beside compile_commands.json.
-std::string cacheDir(const Options& opts) {
-  if (!opts.cacheDir.empty()) return opts.cacheDir;
+std::string cacheDir(const Options &opts) {
+  if (!opts.cacheDir.empty())
+    return opts.cacheDir;
   llvm::SmallString<256> p(opts.buildDir);
-  if (!llvm::sys::fs::is_directory(p)) llvm::sys::path::remove_filename(p);
+  if (!llvm::sys::fs::is_directory(p))
+    llvm::sys::path::remove_filename(p);
   llvm::sys::path::append(p, ".devcopy-cache");
   return std::string(p);
 }
@@ -33,18 +35,21 @@ std::string cacheDir(const Options& opts) {
 /// What decides a unit's result besides the files it reads: its commands,
 /// its effective configuration (after .clang-tidy files and --checks), the
 /// environment the driver reads, and whether facts are collected.
-std::vector<std::string> keyInputs(const TranslationUnit& unit, const TidyConfig& config) {
+std::vector<std::string> keyInputs(const TranslationUnit &unit,
+                                   const TidyConfig &config) {
   std::vector<std::string> in{"unit", unit.file};
-  for (const clang::tooling::CompileCommand& c : unit.commands) {
+  for (const clang::tooling::CompileCommand &c : unit.commands) {
     in.push_back("command");
     in.push_back(c.Directory);
     in.push_back(c.Filename);
-    for (const std::string& arg : c.CommandLine) in.push_back(arg);
+    for (const std::string &arg : c.CommandLine)
+      in.push_back(arg);
   }
   in.push_back("config");
-  in.push_back(clang::tidy::configurationAsText(config.provider()->getOptions(unit.file)));
-  for (const char* var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"}) {
-    const char* value = std::getenv(var);
+  in.push_back(clang::tidy::configurationAsText(
+      config.provider()->getOptions(unit.file)));
+  for (const char *var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"}) {
+    const char *value = std::getenv(var);
     in.push_back(std::string(var) + "=" + (value ? value : "(unset)"));
   }
   in.push_back(facts::sink() ? "facts: collected" : "facts: none");
@@ -59,52 +64,64 @@ struct Slot {
   bool done = false;
 };
 
-thread_local Slot* current = nullptr;  // the unit this worker analyzes
+thread_local Slot *current = nullptr; // the unit this worker analyzes
 
 /// Calls `work(i)` for i in [0, n) on up to `jobs` threads.
-void parallelFor(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& work) {
+void parallelFor(std::size_t n, unsigned jobs,
+                 const std::function<void(std::size_t)> &work) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next++) < n;) work(i);
+    for (std::size_t i; (i = next++) < n;)
+      work(i);
   };
   std::vector<std::thread> threads;
-  for (unsigned j = 1; j < std::min<std::size_t>(jobs, n); ++j) threads.emplace_back(worker);
+  for (unsigned j = 1; j < std::min<std::size_t>(jobs, n); ++j)
+    threads.emplace_back(worker);
   worker();
-  for (std::thread& t : threads) t.join();
+  for (std::thread &t : threads)
+    t.join();
 }
 
 class Recording : public UnitHooks {
- public:
-  Recording(std::vector<Slot>& slots, bool record) : slots_(slots), record_(record) {}
-  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fileSystem(
-      std::size_t unit, llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) override {
+public:
+  Recording(std::vector<Slot> &slots, bool record)
+      : slots_(slots), record_(record) {}
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
+  fileSystem(std::size_t unit,
+             llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) override {
     current = &slots_[unit];
-    if (!record_) return fs;
-    current->recorder = llvm::makeIntrusiveRefCnt<DependencyRecorder>(std::move(fs));
+    if (!record_)
+      return fs;
+    current->recorder =
+        llvm::makeIntrusiveRefCnt<DependencyRecorder>(std::move(fs));
     return current->recorder;
   }
-  void finished(std::size_t unit, const std::vector<Finding>& findings) override {
-    Slot& slot = slots_[unit];
+  void finished(std::size_t unit,
+                const std::vector<Finding> &findings) override {
+    Slot &slot = slots_[unit];
     slot.record.findings = findings;
-    if (slot.recorder) slot.deps = slot.recorder->take();
+    if (slot.recorder)
+      slot.deps = slot.recorder->take();
     slot.recorder.reset();
     slot.done = true;
     current = nullptr;
   }
 
- private:
-  std::vector<Slot>& slots_;
+private:
+  std::vector<Slot> &slots_;
   bool record_;
 };
 
-}  // namespace
+} // namespace
 
-std::vector<UnitRecord> analyzeIncrementally(const Options& opts,
-                                             const std::vector<TranslationUnit>& units,
-                                             const TidyConfig& config, unsigned jobs,
-                                             bool progress, std::vector<ToolError>& errors) {
+std::vector<UnitRecord>
+analyzeIncrementally(const Options &opts,
+                     const std::vector<TranslationUnit> &units,
+                     const TidyConfig &config, unsigned jobs, bool progress,
+                     std::vector<ToolError> &errors) {
   std::optional<ResultCache> cache;
-  if (!opts.noCache) cache.emplace(cacheDir(opts), toolIdentity());
+  if (!opts.noCache)
+    cache.emplace(cacheDir(opts), toolIdentity());
   // Keys and lookups first, on `jobs` threads (each reads a JSON entry and
   // checks its dependencies; the files they share are hashed once).
   std::vector<std::string> keys(units.size()), notes(units.size());
@@ -113,14 +130,16 @@ std::vector<UnitRecord> analyzeIncrementally(const Options& opts,
     parallelFor(units.size(), jobs, [&](std::size_t i) {
       keys[i] = cache->key(keyInputs(units[i], config));
       std::optional<json::Value> payload = cache->lookup(keys[i], notes[i]);
-      if (!payload) return;
+      if (!payload)
+        return;
       llvm::Expected<UnitRecord> record = recordFromJSON(*payload);
       if (record && record->file == units[i].file) {
         cached[i] = std::move(*record);
         return;
       }
       notes[i] = "ignoring corrupt cache entry for '" + units[i].file + "': " +
-                 (record ? "it holds another unit" : llvm::toString(record.takeError())) +
+                 (record ? "it holds another unit"
+                         : llvm::toString(record.takeError())) +
                  "; the unit is analyzed again and the entry rewritten";
     });
   }
@@ -128,7 +147,8 @@ std::vector<UnitRecord> analyzeIncrementally(const Options& opts,
   std::vector<TranslationUnit> todo;
   std::vector<std::string> todoKeys;
   for (std::size_t i = 0; i < units.size(); ++i) {
-    if (!notes[i].empty()) llvm::errs() << "devcopy: note: " << notes[i] << "\n";
+    if (!notes[i].empty())
+      llvm::errs() << "devcopy: note: " << notes[i] << "\n";
     if (cached[i]) {
       records.push_back(std::move(*cached[i]));
       continue;
@@ -137,103 +157,127 @@ std::vector<UnitRecord> analyzeIncrementally(const Options& opts,
     todoKeys.push_back(std::move(keys[i]));
   }
   if (cache && !records.empty())
-    llvm::errs() << "devcopy: cache: " << records.size() << " of " << units.size()
-                 << " unit(s) unchanged, not analyzed again\n";
+    llvm::errs() << "devcopy: cache: " << records.size() << " of "
+                 << units.size() << " unit(s) unchanged, not analyzed again\n";
 
   std::vector<Slot> slots(todo.size());
-  for (std::size_t i = 0; i < todo.size(); ++i) slots[i].record.file = todo[i].file;
+  for (std::size_t i = 0; i < todo.size(); ++i)
+    slots[i].record.file = todo[i].file;
   if (!todo.empty()) {
     // The check hands each unit's facts to the sink on the unit's thread.
     facts::Sink collector = facts::sink();
     if (collector)
       facts::setSink([](facts::UnitFacts f) {
-        if (current) current->record.facts = std::move(f);
+        if (current)
+          current->record.facts = std::move(f);
       });
     Recording hooks(slots, cache.has_value());
     std::vector<Finding> unused;
     std::size_t before = errors.size();
     analyzeUnits(todo, config, jobs, progress, unused, errors, &hooks);
     // Crashes in file order, as a merge of shards lists them.
-    std::stable_sort(errors.begin() + before, errors.end(),
-                     [](const ToolError& a, const ToolError& b) { return a.file < b.file; });
-    if (collector) facts::setSink(collector);
+    std::stable_sort(
+        errors.begin() + before, errors.end(),
+        [](const ToolError &a, const ToolError &b) { return a.file < b.file; });
+    if (collector)
+      facts::setSink(collector);
   }
   bool warned = false;
   for (std::size_t i = 0; i < slots.size(); ++i) {
     if (cache && slots[i].done)
-      if (llvm::Error e = cache->store(todoKeys[i], slots[i].deps, toJSON(slots[i].record))) {
+      if (llvm::Error e = cache->store(todoKeys[i], slots[i].deps,
+                                       toJSON(slots[i].record))) {
         std::string why = llvm::toString(std::move(e));
         if (!warned)
-          llvm::errs() << "devcopy: note: cannot write the results cache in '"
-                       << cache->directory() << "': " << why
-                       << "; the next run analyzes these units again (choose a writable "
-                          "--cache-dir, or --no-cache)\n";
+          llvm::errs()
+              << "devcopy: note: cannot write the results cache in '"
+              << cache->directory() << "': " << why
+              << "; the next run analyzes these units again (choose a writable "
+                 "--cache-dir, or --no-cache)\n";
         warned = true;
       }
     records.push_back(std::move(slots[i].record));
   }
-  std::sort(records.begin(), records.end(),
-            [](const UnitRecord& a, const UnitRecord& b) { return a.file < b.file; });
+  std::sort(
+      records.begin(), records.end(),
+      [](const UnitRecord &a, const UnitRecord &b) { return a.file < b.file; });
   return records;
 }
 
-void contribute(std::vector<UnitRecord>& records, std::vector<Finding>& findings) {
-  for (UnitRecord& r : records) {
-    for (Finding& f : r.findings) findings.push_back(std::move(f));
-    if (r.facts && facts::sink()) facts::sink()(std::move(*r.facts));
+void contribute(std::vector<UnitRecord> &records,
+                std::vector<Finding> &findings) {
+  for (UnitRecord &r : records) {
+    for (Finding &f : r.findings)
+      findings.push_back(std::move(f));
+    if (r.facts && facts::sink())
+      facts::sink()(std::move(*r.facts));
   }
 }
 
-llvm::Error selectShard(const Options& opts, const std::string& root,
-                        std::vector<TranslationUnit>& units) {
-  if (opts.shard.empty()) return llvm::Error::success();
+llvm::Error selectShard(const Options &opts, const std::string &root,
+                        std::vector<TranslationUnit> &units) {
+  if (opts.shard.empty())
+    return llvm::Error::success();
   llvm::Expected<ShardSpec> spec = parseShard(opts.shard);
-  if (!spec) return spec.takeError();
+  if (!spec)
+    return spec.takeError();
   std::vector<TranslationUnit> mine;
-  for (TranslationUnit& u : units)
-    if (inShard(relativeTo(u.file, root), *spec)) mine.push_back(std::move(u));
+  for (TranslationUnit &u : units)
+    if (inShard(relativeTo(u.file, root), *spec))
+      mine.push_back(std::move(u));
   units = std::move(mine);
   return llvm::Error::success();
 }
 
-llvm::Error writeShardFile(llvm::raw_ostream& os, const Options& opts,
-                           const std::vector<UnitRecord>& records,
-                           const std::vector<ToolError>& errors, unsigned analyzed) {
+llvm::Error writeShardFile(llvm::raw_ostream &os, const Options &opts,
+                           const std::vector<UnitRecord> &records,
+                           const std::vector<ToolError> &errors,
+                           unsigned analyzed) {
   ShardFile file;
-  if (llvm::Expected<ShardSpec> spec = parseShard(opts.shard)) file.shard = *spec;
-  else return spec.takeError();
+  if (llvm::Expected<ShardSpec> spec = parseShard(opts.shard))
+    file.shard = *spec;
+  else
+    return spec.takeError();
   file.version = DEVCOPY_VERSION;
   file.analyzed = analyzed;
   file.partial = !opts.paths.empty();
-  for (const UnitRecord& r : records) file.units.push_back(toJSON(r));
-  for (const ToolError& e : errors) file.errors.push_back(toJSON(e));
+  for (const UnitRecord &r : records)
+    file.units.push_back(toJSON(r));
+  for (const ToolError &e : errors)
+    file.errors.push_back(toJSON(e));
   os << toJSON(file) << "\n";
   return llvm::Error::success();
 }
 
-llvm::Error readShardFiles(const Options& opts, std::vector<UnitRecord>& records,
-                           std::vector<TranslationUnit>& units, bool& partial,
-                           std::vector<ToolError>& errors, unsigned& analyzed) {
+llvm::Error readShardFiles(const Options &opts,
+                           std::vector<UnitRecord> &records,
+                           std::vector<TranslationUnit> &units, bool &partial,
+                           std::vector<ToolError> &errors, unsigned &analyzed) {
   llvm::Expected<ShardFile> all = readShards(opts.paths);
-  if (!all) return all.takeError();
+  if (!all)
+    return all.takeError();
   for (std::size_t i = 0; i < all->units.size(); ++i) {
     llvm::Expected<UnitRecord> r = recordFromJSON(all->units[i]);
     if (!r)
-      return llvm::createStringError("shard files: unit %zu: %s; rewrite the shards with devcopy",
-                                     i + 1, llvm::toString(r.takeError()).c_str());
+      return llvm::createStringError(
+          "shard files: unit %zu: %s; rewrite the shards with devcopy", i + 1,
+          llvm::toString(r.takeError()).c_str());
     records.push_back(std::move(*r));
   }
-  for (const json::Value& v : all->errors) {
+  for (const json::Value &v : all->errors) {
     llvm::Expected<ToolError> e = toolErrorFromJSON(v);
-    if (!e) return e.takeError();
+    if (!e)
+      return e.takeError();
     errors.push_back(std::move(*e));
   }
-  std::sort(records.begin(), records.end(),
-            [](const UnitRecord& a, const UnitRecord& b) { return a.file < b.file; });
-  for (const UnitRecord& r : records) units.push_back({r.file, {}, 0});
+  std::sort(
+      records.begin(), records.end(),
+      [](const UnitRecord &a, const UnitRecord &b) { return a.file < b.file; });
+  for (const UnitRecord &r : records)
+    units.push_back({r.file, {}, 0});
   partial = all->partial;
   analyzed = all->analyzed;
   return llvm::Error::success();
 }
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -18,24 +18,26 @@ constexpr unsigned kMaxNesting = 256;
 
 /// devcopy's one error convention: an llvm::Error carrying a one-line
 /// message (what failed, where, what to do).
-inline llvm::Error toolError(const llvm::Twine& message) {
+inline llvm::Error toolError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 /// A toolError about one file (devcopy names it in SARIF's notification).
 class FileProblem : public llvm::ErrorInfo<FileProblem> {
- public:
+public:
   static char ID;
   FileProblem(std::string file, std::string message)
       : file(std::move(file)), message(std::move(message)) {}
-  void log(llvm::raw_ostream& os) const override { os << message; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
   std::string file;
   std::string message;
 };
 
 /// `error` as a FileProblem of `file` ("" when no file is to blame).
-inline llvm::Error aboutFile(const std::string& file, llvm::Error error) {
+inline llvm::Error aboutFile(const std::string &file, llvm::Error error) {
   return llvm::make_error<FileProblem>(file, llvm::toString(std::move(error)));
 }
 
@@ -44,10 +46,10 @@ inline llvm::Error aboutFile(const std::string& file, llvm::Error error) {
 std::string oneLine(llvm::StringRef text);
 
 /// `p` made absolute against `base` when relative, with `.` and `..` removed.
-std::string absolutePath(const std::string& p, const std::string& base);
+std::string absolutePath(const std::string &p, const std::string &base);
 
 /// Reads `path` whole; an error gives the reason in one line.
-llvm::Expected<std::string> readInput(const std::string& path);
+llvm::Expected<std::string> readInput(const std::string &path);
 
 /// A reason when `text` nests `[`/`{` deeper than `maxDepth`, as "line L:
 /// ..."; nullopt when it does not. JSON strings are skipped; YAML's quoting
@@ -60,4 +62,4 @@ std::optional<std::string> nestingError(llvm::StringRef text, bool json,
 /// "line:column: reason".
 llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

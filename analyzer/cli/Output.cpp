@@ -9,38 +9,41 @@ namespace devcopy::cli {
 
 namespace json = llvm::json;
 
-void writeText(llvm::raw_ostream& out, const Results& results, SourceText& sources,
-               const std::string& cwd) {
-  auto loc = [&](const Position& p) {
+void writeText(llvm::raw_ostream &out, const Results &results,
+               SourceText &sources, const std::string &cwd) {
+  auto loc = [&](const Position &p) {
     return relativeTo(p.file, cwd) + ":" + std::to_string(p.line) + ":" +
            std::to_string(p.column);
   };
-  for (const Finding& f : results.findings) {
-    out << loc(f.where) << ": " << (f.level == "error" ? "error" : "warning") << ": "
-        << f.message << " [" << f.rule << (f.warningAsError ? ",-warnings-as-errors" : "")
-        << "]\n";
+  for (const Finding &f : results.findings) {
+    out << loc(f.where) << ": " << (f.level == "error" ? "error" : "warning")
+        << ": " << f.message << " [" << f.rule
+        << (f.warningAsError ? ",-warnings-as-errors" : "") << "]\n";
     writeSnippet(out, sources, f.where, f.ranges, f.fixes);
-    for (const Note& n : f.notes) {
+    for (const Note &n : f.notes) {
       out << loc(n.where) << ": note: " << n.message << "\n";
       writeSnippet(out, sources, n.where, n.ranges, {});
     }
   }
 }
 
-static json::Object position(const Position& p, const std::string& root) {
-  return json::Object{{"file", relativeTo(p.file, root)}, {"line", p.line}, {"column", p.column}};
+static json::Object position(const Position &p, const std::string &root) {
+  return json::Object{{"file", relativeTo(p.file, root)},
+                      {"line", p.line},
+                      {"column", p.column}};
 }
 
-void writeJson(llvm::raw_ostream& out, const Results& results, const std::string& root) {
+void writeJson(llvm::raw_ostream &out, const Results &results,
+               const std::string &root) {
   json::Array findings;
-  for (const Finding& f : results.findings) {
+  for (const Finding &f : results.findings) {
     json::Array notes, fixes;
-    for (const Note& n : f.notes) {
+    for (const Note &n : f.notes) {
       json::Object o = position(n.where, root);
       o["message"] = n.message;
       notes.push_back(std::move(o));
     }
-    for (const Edit& e : f.fixes) {
+    for (const Edit &e : f.fixes) {
       json::Object o = position(e.begin, root);
       o["offset"] = e.begin.offset;
       o["length"] = e.length;
@@ -58,8 +61,9 @@ void writeJson(llvm::raw_ostream& out, const Results& results, const std::string
     findings.push_back(std::move(o));
   }
   json::Array errors;
-  for (const ToolError& e : results.errors)
-    errors.push_back(json::Object{{"file", relativeTo(e.file, root)}, {"message", e.message}});
+  for (const ToolError &e : results.errors)
+    errors.push_back(json::Object{{"file", relativeTo(e.file, root)},
+                                  {"message", e.message}});
   json::Value doc = json::Object{
       {"version", 1},
       {"tool", "devcopy"},
@@ -72,4 +76,4 @@ void writeJson(llvm::raw_ostream& out, const Results& results, const std::string
   out << llvm::formatv("{0:2}", doc) << "\n";
 }
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

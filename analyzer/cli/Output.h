@@ -13,11 +13,12 @@ namespace devcopy::cli {
 /// a caret line with the ranges and the fix-it text (Snippet.h); notes the
 /// same way. Editors and CI log parsers already read it. File names are
 /// relative to `cwd` when below it.
-void writeText(llvm::raw_ostream& out, const Results& results, SourceText& sources,
-               const std::string& cwd);
+void writeText(llvm::raw_ostream &out, const Results &results,
+               SourceText &sources, const std::string &cwd);
 
 /// One JSON document: findings (with notes, fixes, fingerprints), tool errors
 /// and counts. File names are relative to `root` when below it.
-void writeJson(llvm::raw_ostream& out, const Results& results, const std::string& root);
+void writeJson(llvm::raw_ostream &out, const Results &results,
+               const std::string &root);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

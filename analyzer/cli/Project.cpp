@@ -20,15 +20,16 @@ using clang::tidy::ClangTidyOptions;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
-static bool isUnder(const std::string& file, const std::string& dirOrFile) {
+static bool isUnder(const std::string &file, const std::string &dirOrFile) {
   return file == dirOrFile ||
-         (file.size() > dirOrFile.size() && file.compare(0, dirOrFile.size(), dirOrFile) == 0 &&
+         (file.size() > dirOrFile.size() &&
+          file.compare(0, dirOrFile.size(), dirOrFile) == 0 &&
           (dirOrFile.back() == '/' || file[dirOrFile.size()] == '/'));
 }
 
 // Parsing <torch/torch.h> dwarfs everything else, so a unit that includes
 // LibTorch is estimated as far costlier than any plain file.
-static double estimateCost(const std::string& file) {
+static double estimateCost(const std::string &file) {
   std::ifstream in(file, std::ios::binary);
   std::string head(64 * 1024, '\0');
   in.read(head.data(), head.size());
@@ -38,173 +39,206 @@ static double estimateCost(const std::string& file) {
   return double(head.size()) + (torch ? 1e9 : 0);
 }
 
-bool selectUnits(const Options& opts, const std::string& cwd,
-                 std::vector<TranslationUnit>& units, std::vector<ToolError>& errors) {
+bool selectUnits(const Options &opts, const std::string &cwd,
+                 std::vector<TranslationUnit> &units,
+                 std::vector<ToolError> &errors) {
   std::string dbPath = absolutePath(opts.buildDir, cwd);
   if (fs::is_directory(dbPath) || !llvm::StringRef(dbPath).ends_with(".json"))
     dbPath = absolutePath("compile_commands.json", dbPath);
   if (!fs::exists(dbPath)) {
-    errors.push_back({dbPath, "no compile database at '" + dbPath +
-                                  "'; pass -p BUILD_DIR of a build configured with "
-                                  "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
+    errors.push_back(
+        {dbPath, "no compile database at '" + dbPath +
+                     "'; pass -p BUILD_DIR of a build configured with "
+                     "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
     return false;
   }
   auto text = readInput(dbPath);
   auto commands = text ? loadCompileDatabase(*text, dbPath) : text.takeError();
   if (!commands) {
-    errors.push_back({dbPath, "cannot read compile database '" + dbPath + "': " +
-                                  llvm::toString(commands.takeError()) +
+    errors.push_back({dbPath, "cannot read compile database '" + dbPath +
+                                  "': " + llvm::toString(commands.takeError()) +
                                   "; regenerate it with your build system"});
     return false;
   }
   // One unit per file, in the database's order, with every command for it.
   std::vector<std::string> files;
   std::map<std::string, std::vector<clang::tooling::CompileCommand>> byFile;
-  for (clang::tooling::CompileCommand& c : *commands) {
-    auto& slot = byFile[c.Filename];
-    if (slot.empty()) files.push_back(c.Filename);
+  for (clang::tooling::CompileCommand &c : *commands) {
+    auto &slot = byFile[c.Filename];
+    if (slot.empty())
+      files.push_back(c.Filename);
     slot.push_back(std::move(c));
   }
   std::vector<std::string> filters;
-  for (const std::string& p : opts.paths) {
+  for (const std::string &p : opts.paths) {
     std::string abs = absolutePath(p, cwd);
     if (!fs::exists(abs)) {
-      errors.push_back({abs, "path '" + p + "' does not exist; name files or directories "
-                             "holding sources of " + dbPath});
+      errors.push_back({abs, "path '" + p +
+                                 "' does not exist; name files or directories "
+                                 "holding sources of " +
+                                 dbPath});
       return false;
     }
     filters.push_back(abs);
   }
   std::vector<bool> used(filters.size(), false);
-  for (const std::string& abs : files) {
+  for (const std::string &abs : files) {
     bool wanted = filters.empty();
     for (std::size_t i = 0; i < filters.size(); ++i)
-      if (isUnder(abs, filters[i])) wanted = used[i] = true;
-    if (!wanted) continue;
+      if (isUnder(abs, filters[i]))
+        wanted = used[i] = true;
+    if (!wanted)
+      continue;
     if (!fs::exists(abs)) {
-      errors.push_back({abs, "'" + abs + "' is listed in " + dbPath +
-                                 " but does not exist; regenerate the compile database"});
+      errors.push_back(
+          {abs, "'" + abs + "' is listed in " + dbPath +
+                    " but does not exist; regenerate the compile database"});
       continue;
     }
-    auto& cmds = byFile[abs];
+    auto &cmds = byFile[abs];
     // ClangTool aborts the process when a command's directory is missing.
-    auto gone = std::find_if(cmds.begin(), cmds.end(),
-                             [](const auto& c) { return !fs::is_directory(c.Directory); });
+    auto gone = std::find_if(cmds.begin(), cmds.end(), [](const auto &c) {
+      return !fs::is_directory(c.Directory);
+    });
     if (gone != cmds.end()) {
-      errors.push_back({abs, "the compile command of '" + abs + "' runs in '" + gone->Directory +
-                                 "', which does not exist; regenerate " + dbPath});
+      errors.push_back({abs, "the compile command of '" + abs + "' runs in '" +
+                                 gone->Directory +
+                                 "', which does not exist; regenerate " +
+                                 dbPath});
       continue;
     }
     units.push_back({abs, std::move(cmds), estimateCost(abs)});
   }
   for (std::size_t i = 0; i < filters.size(); ++i) {
-    if (used[i]) continue;
+    if (used[i])
+      continue;
     if (opts.skipUnlisted) {
-      llvm::errs() << "devcopy: note: skipping '" << opts.paths[i] << "': " << dbPath
-                   << " does not list it\n";
+      llvm::errs() << "devcopy: note: skipping '" << opts.paths[i]
+                   << "': " << dbPath << " does not list it\n";
       continue;
     }
-    errors.push_back({filters[i], "no translation unit of " + dbPath + " is under '" +
-                                      opts.paths[i] + "'; check the path or rebuild the "
+    errors.push_back({filters[i], "no translation unit of " + dbPath +
+                                      " is under '" + opts.paths[i] +
+                                      "'; check the path or rebuild the "
                                       "compile database"});
     return false;
   }
   if (units.empty() && errors.empty() && !opts.skipUnlisted)
-    errors.push_back({dbPath, "compile database '" + dbPath + "' lists no translation unit"});
+    errors.push_back({dbPath, "compile database '" + dbPath +
+                                  "' lists no translation unit"});
   return !units.empty() || (opts.skipUnlisted && errors.empty());
 }
 
 /// Reads and parses a clang-tidy YAML configuration file.
-static llvm::Expected<ClangTidyOptions> parseConfig(const std::string& file) {
+static llvm::Expected<ClangTidyOptions> parseConfig(const std::string &file) {
   auto text = readInput(file);
   if (!text)
-    return toolError("cannot read configuration '" + file + "': " +
-                     llvm::toString(text.takeError()));
+    return toolError("cannot read configuration '" + file +
+                     "': " + llvm::toString(text.takeError()));
   return parseConfigText(*text, file);
 }
 
-llvm::Error loadTidyConfig(const Options& opts, TidyConfig& config) {
+llvm::Error loadTidyConfig(const Options &opts, TidyConfig &config) {
   config.defaults = ClangTidyOptions::getDefaults();
-  config.defaults.Checks = "-*,devcopy-*";  // compiler warnings are not devcopy's business
+  config.defaults.Checks =
+      "-*,devcopy-*"; // compiler warnings are not devcopy's business
   // clang-tidy's command-line layer: these win over every configuration file.
-  if (opts.checks) config.overrides.Checks = *opts.checks;
-  if (opts.headerFilter) config.overrides.HeaderFilterRegex = *opts.headerFilter;
-  if (opts.warningsAsErrors) config.overrides.WarningsAsErrors = *opts.warningsAsErrors;
-  if (!opts.extraArgs.empty()) config.overrides.ExtraArgs = opts.extraArgs;
-  if (!opts.extraArgsBefore.empty()) config.overrides.ExtraArgsBefore = opts.extraArgsBefore;
+  if (opts.checks)
+    config.overrides.Checks = *opts.checks;
+  if (opts.headerFilter)
+    config.overrides.HeaderFilterRegex = *opts.headerFilter;
+  if (opts.warningsAsErrors)
+    config.overrides.WarningsAsErrors = *opts.warningsAsErrors;
+  if (!opts.extraArgs.empty())
+    config.overrides.ExtraArgs = opts.extraArgs;
+  if (!opts.extraArgsBefore.empty())
+    config.overrides.ExtraArgsBefore = opts.extraArgsBefore;
   // Without facts the check reads no facts file either: each unit alone.
   if (opts.noFacts)
-    config.overrides.CheckOptions["devcopy-repeated-module-move.FactsFile"].Value = "none";
+    config.overrides.CheckOptions["devcopy-repeated-module-move.FactsFile"]
+        .Value = "none";
   if (opts.config || !opts.configFile.empty()) {
     auto parsed = opts.config ? parseConfigText(*opts.config, "--config")
                               : parseConfig(opts.configFile);
-    if (!parsed) return aboutFile(opts.configFile, parsed.takeError());
+    if (!parsed)
+      return aboutFile(opts.configFile, parsed.takeError());
     config.configFile = std::move(*parsed);
   }
   return llvm::Error::success();
 }
 
-llvm::Error printChecks(const Options& opts, const TidyConfig& config, const std::string& cwd,
-                        llvm::raw_ostream& out) {
-  std::string file = absolutePath(opts.paths.empty() ? "dummy" : opts.paths.front(), cwd);
+llvm::Error printChecks(const Options &opts, const TidyConfig &config,
+                        const std::string &cwd, llvm::raw_ostream &out) {
+  std::string file =
+      absolutePath(opts.paths.empty() ? "dummy" : opts.paths.front(), cwd);
   auto provider = config.provider();
-  std::vector<std::string> enabled =
-      clang::tidy::getCheckNames(provider->getOptions(file), /*AllowEnablingAnalyzerAlphaCheckers=*/false);
+  std::vector<std::string> enabled = clang::tidy::getCheckNames(
+      provider->getOptions(file), /*AllowEnablingAnalyzerAlphaCheckers=*/false);
   if (enabled.empty())
     return toolError("no check is enabled for '" + file +
-                                       "': --checks and .clang-tidy 'Checks' select none");
+                     "': --checks and .clang-tidy 'Checks' select none");
   if (opts.explainConfig) {
     auto raw = provider->getRawOptions(file);
-    for (const std::string& check : enabled)
+    for (const std::string &check : enabled)
       for (auto it = raw.rbegin(); it != raw.rend(); ++it)
-        if (it->first.Checks && clang::tidy::GlobList(*it->first.Checks).contains(check)) {
+        if (it->first.Checks &&
+            clang::tidy::GlobList(*it->first.Checks).contains(check)) {
           // clang-tidy names its built-in defaults "clang-tidy binary".
-          std::string source = it->second == "clang-tidy binary" ? "devcopy binary" : it->second;
+          std::string source =
+              it->second == "clang-tidy binary" ? "devcopy binary" : it->second;
           out << "'" << check << "' is enabled in the " << source << ".\n";
           break;
         }
     return llvm::Error::success();
   }
   out << "Enabled checks:";
-  for (const std::string& check : enabled) out << "\n    " << check;
+  for (const std::string &check : enabled)
+    out << "\n    " << check;
   out << "\n\n";
   return llvm::Error::success();
 }
 
-llvm::Error checkConfiguration(std::vector<TranslationUnit>& units, const TidyConfig& config) {
+llvm::Error checkConfiguration(std::vector<TranslationUnit> &units,
+                               const TidyConfig &config) {
   if (!config.configFile) {
     // The directories clang-tidy's FileOptionsProvider would read, each once.
-    std::map<std::string, bool> inherits;  // dir -> config there lets the parent count
-    for (const TranslationUnit& u : units)
-      for (std::string dir = std::string(path::parent_path(u.file)); !dir.empty();
-           dir = std::string(path::parent_path(dir))) {
+    std::map<std::string, bool>
+        inherits; // dir -> config there lets the parent count
+    for (const TranslationUnit &u : units)
+      for (std::string dir = std::string(path::parent_path(u.file));
+           !dir.empty(); dir = std::string(path::parent_path(dir))) {
         auto known = inherits.find(dir);
         if (known != inherits.end()) {
-          if (!known->second) break;
+          if (!known->second)
+            break;
           continue;
         }
         std::string file = absolutePath(".clang-tidy", dir);
         bool inherit = true;
         if (fs::exists(file)) {
           auto parsed = parseConfig(file);
-          if (!parsed) return aboutFile(file, parsed.takeError());
+          if (!parsed)
+            return aboutFile(file, parsed.takeError());
           inherit = parsed->InheritParentConfig.value_or(false);
         }
         inherits[dir] = inherit;
-        if (!inherit || dir == "/") break;
+        if (!inherit || dir == "/")
+          break;
       }
   }
   auto provider = config.provider();
   std::vector<TranslationUnit> enabled;
-  for (TranslationUnit& u : units)
-    if (!clang::tidy::getCheckNames(provider->getOptions(u.file), false).empty())
+  for (TranslationUnit &u : units)
+    if (!clang::tidy::getCheckNames(provider->getOptions(u.file), false)
+             .empty())
       enabled.push_back(std::move(u));
   if (enabled.empty() && !units.empty()) {
-    return toolError("no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
-                     "select none; add devcopy-* to them");
+    return toolError(
+        "no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
+        "select none; add devcopy-* to them");
   }
   units = std::move(enabled);
   return llvm::Error::success();
 }
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -18,12 +18,12 @@ namespace devcopy::cli {
 /// its commands, every "directory" and "file" made absolute: "file" against
 /// "directory", a relative "directory" against the database's own folder.
 /// An error gives the reason in one line.
-llvm::Expected<std::vector<clang::tooling::CompileCommand>> loadCompileDatabase(
-    llvm::StringRef text, const std::string& dbPath);
+llvm::Expected<std::vector<clang::tooling::CompileCommand>>
+loadCompileDatabase(llvm::StringRef text, const std::string &dbPath);
 
 /// Parses a .clang-tidy / --config-file / --config text named `file`; an
 /// error gives the reason in one line.
-llvm::Expected<clang::tidy::ClangTidyOptions> parseConfigText(llvm::StringRef text,
-                                                              const std::string& file);
+llvm::Expected<clang::tidy::ClangTidyOptions>
+parseConfigText(llvm::StringRef text, const std::string &file);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

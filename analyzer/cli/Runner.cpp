@@ -10,12 +10,12 @@
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang-tidy/ClangTidyModule.h"
+#include "devcopy/rules_catalog.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
-#include "devcopy/rules_catalog.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -26,14 +26,16 @@ namespace devcopy::cli {
 using namespace clang;
 using namespace clang::tidy;
 
-std::unique_ptr<ClangTidyOptionsProvider> TidyConfig::provider(
-    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) const {
-  if (!fs) fs = llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
-               llvm::vfs::createPhysicalFileSystem().release());
+std::unique_ptr<ClangTidyOptionsProvider>
+TidyConfig::provider(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) const {
+  if (!fs)
+    fs = llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
+        llvm::vfs::createPhysicalFileSystem().release());
   if (configFile)
-    return std::make_unique<ConfigOptionsProvider>(ClangTidyGlobalOptions(), defaults,
-                                                   *configFile, overrides, fs);
-  return std::make_unique<FileOptionsProvider>(ClangTidyGlobalOptions(), defaults, overrides, fs);
+    return std::make_unique<ConfigOptionsProvider>(
+        ClangTidyGlobalOptions(), defaults, *configFile, overrides, fs);
+  return std::make_unique<FileOptionsProvider>(ClangTidyGlobalOptions(),
+                                               defaults, overrides, fs);
 }
 
 namespace {
@@ -41,51 +43,57 @@ namespace {
 /// The commands devcopy already chose, served to ClangTool from memory so
 /// workers never share the JSON database's lookup structures.
 class UnitDatabase : public tooling::CompilationDatabase {
- public:
-  explicit UnitDatabase(const TranslationUnit& unit) : unit_(unit) {}
-  std::vector<tooling::CompileCommand> getCompileCommands(llvm::StringRef) const override {
+public:
+  explicit UnitDatabase(const TranslationUnit &unit) : unit_(unit) {}
+  std::vector<tooling::CompileCommand>
+  getCompileCommands(llvm::StringRef) const override {
     return unit_.commands;
   }
 
- private:
-  const TranslationUnit& unit_;
+private:
+  const TranslationUnit &unit_;
 };
 
 class TidyAction : public ASTFrontendAction {
- public:
-  explicit TidyAction(ClangTidyASTConsumerFactory& factory) : factory_(factory) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& ci,
-                                                 llvm::StringRef file) override {
+public:
+  explicit TidyAction(ClangTidyASTConsumerFactory &factory)
+      : factory_(factory) {}
+  std::unique_ptr<ASTConsumer>
+  CreateASTConsumer(CompilerInstance &ci, llvm::StringRef file) override {
     return factory_.createASTConsumer(ci, file);
   }
 
- private:
-  ClangTidyASTConsumerFactory& factory_;
+private:
+  ClangTidyASTConsumerFactory &factory_;
 };
 
 /// What clang-tidy's runClangTidy does, minus its stderr chatter ("Error
 /// while processing"): devcopy reports compile errors itself, in one line.
 class TidyActionFactory : public tooling::FrontendActionFactory {
- public:
-  TidyActionFactory(ClangTidyContext& context,
+public:
+  TidyActionFactory(ClangTidyContext &context,
                     llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs)
       : factory_(context, std::move(fs)) {}
   std::unique_ptr<FrontendAction> create() override {
     return std::make_unique<TidyAction>(factory_);
   }
-  bool runInvocation(std::shared_ptr<CompilerInvocation> invocation, FileManager* files,
+  bool runInvocation(std::shared_ptr<CompilerInvocation> invocation,
+                     FileManager *files,
                      std::shared_ptr<PCHContainerOperations> pch,
-                     DiagnosticConsumer* consumer) override {
-    invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;  // as clang-tidy does
-    invocation->getDiagnosticOpts().ShowCarets = false;  // no "N warnings generated."
-    return FrontendActionFactory::runInvocation(invocation, files, pch, consumer);
+                     DiagnosticConsumer *consumer) override {
+    invocation->getPreprocessorOpts().SetUpStaticAnalyzer =
+        true; // as clang-tidy does
+    invocation->getDiagnosticOpts().ShowCarets =
+        false; // no "N warnings generated."
+    return FrontendActionFactory::runInvocation(invocation, files, pch,
+                                                consumer);
   }
 
- private:
+private:
   ClangTidyASTConsumerFactory factory_;
 };
 
-std::string absolute(const std::string& path, const std::string& base) {
+std::string absolute(const std::string &path, const std::string &base) {
   llvm::SmallString<256> p(path);
   if (!llvm::sys::path::is_absolute(p) && !base.empty()) {
     p = base;
@@ -95,10 +103,11 @@ std::string absolute(const std::string& path, const std::string& base) {
   return std::string(p);
 }
 
-std::vector<Range> ranges(const llvm::SmallVector<tooling::FileByteRange, 1>& in,
-                          const std::string& buildDir) {
+std::vector<Range>
+ranges(const llvm::SmallVector<tooling::FileByteRange, 1> &in,
+       const std::string &buildDir) {
   std::vector<Range> out;
-  for (const tooling::FileByteRange& r : in) {
+  for (const tooling::FileByteRange &r : in) {
     Range range;
     range.begin.file = absolute(r.FilePath, buildDir);
     range.begin.offset = r.FileOffset;
@@ -109,47 +118,54 @@ std::vector<Range> ranges(const llvm::SmallVector<tooling::FileByteRange, 1>& in
   return out;
 }
 
-Finding convert(const ClangTidyError& e, const std::string& unitFile) {
+Finding convert(const ClangTidyError &e, const std::string &unitFile) {
   Finding f;
   f.rule = e.DiagnosticName;
   f.message = e.Message.Message;
   f.warningAsError = e.IsWarningAsError;
   f.directory = e.BuildDirectory;
-  const rules::Rule* rule = rules::find(f.rule);
+  const rules::Rule *rule = rules::find(f.rule);
   f.level = e.DiagLevel == tooling::Diagnostic::Error || e.IsWarningAsError
                 ? "error"
-                : rule ? std::string(rule->level) : "warning";
+            : rule ? std::string(rule->level)
+                   : "warning";
   // Errors without a location (a bad compiler flag) belong to the unit.
-  f.where.file = e.Message.FilePath.empty() ? unitFile : absolute(e.Message.FilePath, e.BuildDirectory);
+  f.where.file = e.Message.FilePath.empty()
+                     ? unitFile
+                     : absolute(e.Message.FilePath, e.BuildDirectory);
   f.where.offset = e.Message.FilePath.empty() ? 0 : e.Message.FileOffset;
   f.end = f.where;
   f.ranges = ranges(e.Message.Ranges, e.BuildDirectory);
   // SARIF's region: the range around the location, as clang's caret shows it.
-  for (const Range& r : f.ranges)
+  for (const Range &r : f.ranges)
     if (r.begin.file == f.where.file && r.begin.offset <= f.where.offset &&
         f.where.offset < r.end.offset) {
       f.end = r.end;
       break;
     }
-  for (const tooling::DiagnosticMessage& n : e.Notes) {
+  for (const tooling::DiagnosticMessage &n : e.Notes) {
     Note note;
-    note.where.file = n.FilePath.empty() ? f.where.file : absolute(n.FilePath, e.BuildDirectory);
+    note.where.file = n.FilePath.empty()
+                          ? f.where.file
+                          : absolute(n.FilePath, e.BuildDirectory);
     note.where.offset = n.FileOffset;
     note.message = n.Message;
     note.ranges = ranges(n.Ranges, e.BuildDirectory);
     note.end = note.where;
-    for (const Range& r : note.ranges)
-      if (r.begin.file == note.where.file && r.begin.offset <= note.where.offset &&
+    for (const Range &r : note.ranges)
+      if (r.begin.file == note.where.file &&
+          r.begin.offset <= note.where.offset &&
           note.where.offset < r.end.offset) {
         note.end = r.end;
         break;
       }
     f.notes.push_back(std::move(note));
   }
-  for (const auto& [file, replacements] : e.Message.Fix)
-    for (const tooling::Replacement& r : replacements) {
+  for (const auto &[file, replacements] : e.Message.Fix)
+    for (const tooling::Replacement &r : replacements) {
       Edit edit;
-      edit.begin.file = absolute(std::string(r.getFilePath()), e.BuildDirectory);
+      edit.begin.file =
+          absolute(std::string(r.getFilePath()), e.BuildDirectory);
       edit.begin.offset = r.getOffset();
       edit.length = r.getLength();
       edit.end = edit.begin;
@@ -157,14 +173,16 @@ Finding convert(const ClangTidyError& e, const std::string& unitFile) {
       edit.text = std::string(r.getReplacementText());
       f.fixes.push_back(std::move(edit));
     }
-  std::sort(f.fixes.begin(), f.fixes.end(), [](const Edit& a, const Edit& b) {
-    return std::tie(a.begin.file, a.begin.offset) < std::tie(b.begin.file, b.begin.offset);
+  std::sort(f.fixes.begin(), f.fixes.end(), [](const Edit &a, const Edit &b) {
+    return std::tie(a.begin.file, a.begin.offset) <
+           std::tie(b.begin.file, b.begin.offset);
   });
   return f;
 }
 
-std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& config,
-                                bool& crashed, UnitHooks* hooks, std::size_t index) {
+std::vector<Finding> analyzeOne(const TranslationUnit &unit,
+                                const TidyConfig &config, bool &crashed,
+                                UnitHooks *hooks, std::size_t index) {
   // A physical file system of its own: ClangTool changes its working
   // directory, and the process-wide one would race between workers.
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
@@ -179,25 +197,34 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
   // this physical one's, working directory to each command's).
   ClangTidyContext context(config.provider(physical));
   UnitDatabase db(unit);
-  tooling::ClangTool tool(db, {unit.file}, std::make_shared<PCHContainerOperations>(), fs);
+  tooling::ClangTool tool(db, {unit.file},
+                          std::make_shared<PCHContainerOperations>(), fs);
   tool.setPrintErrorMessage(false);
-  // ExtraArgs / ExtraArgsBefore from the configuration, as clang-tidy adds them.
-  tool.appendArgumentsAdjuster([&context](const tooling::CommandLineArguments& args,
-                                          llvm::StringRef file) {
-    ClangTidyOptions opts = context.getOptionsForFile(file);
-    tooling::CommandLineArguments adjusted = args;
-    if (opts.ExtraArgsBefore) {
-      auto at = adjusted.begin();
-      if (at != adjusted.end() && !llvm::StringRef(*at).starts_with("-")) ++at;
-      adjusted.insert(at, opts.ExtraArgsBefore->begin(), opts.ExtraArgsBefore->end());
-    }
-    if (opts.ExtraArgs) adjusted.insert(adjusted.end(), opts.ExtraArgs->begin(), opts.ExtraArgs->end());
-    return adjusted;
-  });
+  // ExtraArgs / ExtraArgsBefore from the configuration, as clang-tidy adds
+  // them.
+  tool.appendArgumentsAdjuster(
+      [&context](const tooling::CommandLineArguments &args,
+                 llvm::StringRef file) {
+        ClangTidyOptions opts = context.getOptionsForFile(file);
+        tooling::CommandLineArguments adjusted = args;
+        if (opts.ExtraArgsBefore) {
+          auto at = adjusted.begin();
+          if (at != adjusted.end() && !llvm::StringRef(*at).starts_with("-"))
+            ++at;
+          adjusted.insert(at, opts.ExtraArgsBefore->begin(),
+                          opts.ExtraArgsBefore->end());
+        }
+        if (opts.ExtraArgs)
+          adjusted.insert(adjusted.end(), opts.ExtraArgs->begin(),
+                          opts.ExtraArgs->end());
+        return adjusted;
+      });
   tool.appendArgumentsAdjuster(tooling::getStripPluginsAdjuster());
-  ClangTidyDiagnosticConsumer consumer(context, nullptr, /*RemoveIncompatibleErrors=*/true,
+  ClangTidyDiagnosticConsumer consumer(context, nullptr,
+                                       /*RemoveIncompatibleErrors=*/true,
                                        /*GetFixesFromNotes=*/false);
-  DiagnosticsEngine engine(new DiagnosticIDs(), new DiagnosticOptions(), &consumer,
+  DiagnosticsEngine engine(new DiagnosticIDs(), new DiagnosticOptions(),
+                           &consumer,
                            /*ShouldOwnClient=*/false);
   context.setDiagnosticsEngine(&engine);
   tool.setDiagnosticConsumer(&consumer);
@@ -210,9 +237,10 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
     return {};
   }
   std::vector<Finding> out;
-  for (const ClangTidyError& e : consumer.take()) out.push_back(convert(e, unit.file));
+  for (const ClangTidyError &e : consumer.take())
+    out.push_back(convert(e, unit.file));
   // A failed run that left no compile error would otherwise read as clean.
-  if (status != 0 && std::none_of(out.begin(), out.end(), [](const Finding& f) {
+  if (status != 0 && std::none_of(out.begin(), out.end(), [](const Finding &f) {
         return f.rule == "clang-diagnostic-error";
       })) {
     Finding f;
@@ -221,21 +249,25 @@ std::vector<Finding> analyzeOne(const TranslationUnit& unit, const TidyConfig& c
     f.message = "clang could not run the file's compile command";
     out.push_back(std::move(f));
   }
-  if (hooks) hooks->finished(index, out);
+  if (hooks)
+    hooks->finished(index, out);
   return out;
 }
 
-}  // namespace
+} // namespace
 
-void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& config,
-                  unsigned jobs, bool progress, std::vector<Finding>& findings,
-                  std::vector<ToolError>& errors, UnitHooks* hooks) {
+void analyzeUnits(const std::vector<TranslationUnit> &units,
+                  const TidyConfig &config, unsigned jobs, bool progress,
+                  std::vector<Finding> &findings,
+                  std::vector<ToolError> &errors, UnitHooks *hooks) {
   llvm::CrashRecoveryContext::Enable();
-  std::vector<const TranslationUnit*> order;
-  for (const TranslationUnit& u : units) order.push_back(&u);
-  // Longest first: a LibTorch unit started last would leave the other workers idle.
+  std::vector<const TranslationUnit *> order;
+  for (const TranslationUnit &u : units)
+    order.push_back(&u);
+  // Longest first: a LibTorch unit started last would leave the other workers
+  // idle.
   std::stable_sort(order.begin(), order.end(),
-                   [](auto* a, auto* b) { return a->cost > b->cost; });
+                   [](auto *a, auto *b) { return a->cost > b->cost; });
   std::vector<std::vector<Finding>> perUnit(order.size());
   std::unique_ptr<bool[]> crashed(new bool[order.size()]());
   std::atomic<std::size_t> next{0};
@@ -245,7 +277,8 @@ void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& c
     for (std::size_t i; (i = next++) < order.size();) {
       perUnit[i] = analyzeOne(*order[i], config, crashed[i], hooks,
                               std::size_t(order[i] - units.data()));
-      if (!progress) continue;
+      if (!progress)
+        continue;
       std::lock_guard<std::mutex> lock(mu);
       std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++done, order.size(),
                    llvm::sys::path::filename(order[i]->file).str().c_str());
@@ -254,17 +287,23 @@ void analyzeUnits(const std::vector<TranslationUnit>& units, const TidyConfig& c
   };
   jobs = std::max(1u, std::min<unsigned>(jobs, unsigned(order.size())));
   std::vector<std::thread> threads;
-  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  for (unsigned j = 1; j < jobs; ++j)
+    threads.emplace_back(worker);
   worker();
-  for (std::thread& t : threads) t.join();
-  if (progress && !order.empty()) std::fprintf(stderr, "\r\033[K");
+  for (std::thread &t : threads)
+    t.join();
+  if (progress && !order.empty())
+    std::fprintf(stderr, "\r\033[K");
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (crashed[i])
-      errors.push_back({order[i]->file, "analyzing '" + order[i]->file +
-                                            "' crashed; please report it with that file, and "
-                                            "leave the file out of the analyzed paths meanwhile"});
-    for (Finding& f : perUnit[i]) findings.push_back(std::move(f));
+      errors.push_back(
+          {order[i]->file,
+           "analyzing '" + order[i]->file +
+               "' crashed; please report it with that file, and "
+               "leave the file out of the analyzed paths meanwhile"});
+    for (Finding &f : perUnit[i])
+      findings.push_back(std::move(f));
   }
 }
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -16,17 +16,19 @@ namespace devcopy::cli {
 /// `ruleDocs`/RULE.md ("" = defaultRuleDocs()). With a baseline, the known
 /// findings and the absent entries (Results::known, ::absent) are results
 /// too, each with its baselineState.
-void writeSarif(llvm::raw_ostream& out, const Results& results, SourceText& sources,
-                const std::string& root, const std::string& ruleDocs = "");
+void writeSarif(llvm::raw_ostream &out, const Results &results,
+                SourceText &sources, const std::string &root,
+                const std::string &ruleDocs = "");
 
 /// file:// URL of the installed rule pages: bin/../share/doc/devcopy/rules
 /// beside this executable when there, else the configured install prefix's.
 std::string defaultRuleDocs();
 
 /// The body of section `## heading` of a Markdown page ("" if absent).
-std::string markdownSection(const std::string& page, const std::string& heading);
+std::string markdownSection(const std::string &page,
+                            const std::string &heading);
 
 /// Percent-encodes what a URI path may not hold.
-std::string uriEncode(const std::string& path);
+std::string uriEncode(const std::string &path);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

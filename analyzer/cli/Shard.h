@@ -17,32 +17,32 @@
 namespace devcopy::cli {
 
 struct ShardSpec {
-  unsigned index = 1;  // K, 1-based
-  unsigned count = 1;  // N
+  unsigned index = 1; // K, 1-based
+  unsigned count = 1; // N
 };
 
 /// Parses "K/N" (1 <= K <= N <= 10000).
 llvm::Expected<ShardSpec> parseShard(llvm::StringRef text);
 
 /// Whether the unit at `relativePath` (relative to the root) is in `shard`.
-bool inShard(llvm::StringRef relativePath, const ShardSpec& shard);
+bool inShard(llvm::StringRef relativePath, const ShardSpec &shard);
 
 /// A shard file: the shard's unit records (UnitRecord.h, as JSON), the tool
 /// errors it met, and how many units it analyzed.
 struct ShardFile {
   ShardSpec shard;
-  std::string version;  // devcopy's
+  std::string version; // devcopy's
   unsigned analyzed = 0;
-  bool partial = false;  // units under some PATHs only, not the whole database
+  bool partial = false; // units under some PATHs only, not the whole database
   std::vector<llvm::json::Value> units;
   std::vector<llvm::json::Value> errors;
 };
 
-llvm::json::Value toJSON(const ShardFile& file);
+llvm::json::Value toJSON(const ShardFile &file);
 
 /// Reads the shard files of one sharded run. Fails, naming the file, when one
 /// is unreadable or not a shard file, when they come from different devcopy
 /// versions or splits, or when a shard is missing or given twice.
-llvm::Expected<ShardFile> readShards(const std::vector<std::string>& paths);
+llvm::Expected<ShardFile> readShards(const std::vector<std::string> &paths);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

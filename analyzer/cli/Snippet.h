@@ -17,7 +17,8 @@ namespace devcopy::cli {
 /// `ranges` and what `fixes` remove, and showing the text `fixes` insert
 /// below its column.
 /// Nothing when the file cannot be read.
-void writeSnippet(llvm::raw_ostream& out, SourceText& sources, const Position& at,
-                  const std::vector<Range>& ranges, const std::vector<Edit>& fixes);
+void writeSnippet(llvm::raw_ostream &out, SourceText &sources,
+                  const Position &at, const std::vector<Range> &ranges,
+                  const std::vector<Edit> &fixes);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -7,9 +7,10 @@
 
 namespace clang::tidy {
 
-#define DEVCOPY_KEEP_MODULE(Name)                                                  \
-  extern volatile int Name##ModuleAnchorSource;                                    \
-  static int LLVM_ATTRIBUTE_UNUSED Name##ModuleAnchorDestination = Name##ModuleAnchorSource;
+#define DEVCOPY_KEEP_MODULE(Name)                                              \
+  extern volatile int Name##ModuleAnchorSource;                                \
+  static int LLVM_ATTRIBUTE_UNUSED Name##ModuleAnchorDestination =             \
+      Name##ModuleAnchorSource;
 
 DEVCOPY_KEEP_MODULE(Abseil)
 DEVCOPY_KEEP_MODULE(Altera)
@@ -38,4 +39,4 @@ DEVCOPY_KEEP_MODULE(Zircon)
 
 #undef DEVCOPY_KEEP_MODULE
 
-}  // namespace clang::tidy
+} // namespace clang::tidy

@@ -20,16 +20,16 @@ namespace devcopy::cli {
 namespace facts = clang::tidy::devcopy::facts;
 
 struct UnitRecord {
-  std::string file;  // the unit's main file, absolute
+  std::string file; // the unit's main file, absolute
   std::vector<Finding> findings;
-  std::optional<facts::UnitFacts> facts;  // none when the unit left none
+  std::optional<facts::UnitFacts> facts; // none when the unit left none
 };
 
-llvm::json::Value toJSON(const UnitRecord& record);
+llvm::json::Value toJSON(const UnitRecord &record);
 /// The error names the first field that is missing or of the wrong type.
-llvm::Expected<UnitRecord> recordFromJSON(const llvm::json::Value& value);
+llvm::Expected<UnitRecord> recordFromJSON(const llvm::json::Value &value);
 
-llvm::json::Value toJSON(const ToolError& error);
-llvm::Expected<ToolError> toolErrorFromJSON(const llvm::json::Value& value);
+llvm::json::Value toJSON(const ToolError &error);
+llvm::Expected<ToolError> toolErrorFromJSON(const llvm::json::Value &value);
 
-}  // namespace devcopy::cli
+} // namespace devcopy::cli

@@ -24,12 +24,14 @@ inline const std::string &checksHelp() {
     for (const rules::Rule &R : rules::kAll)
       if (R.kind == "static")
         Width = std::max(Width, R.id.size());
-    std::string S = "\ndevcopy checks (select with --checks or .clang-tidy's Checks):\n";
+    std::string S =
+        "\ndevcopy checks (select with --checks or .clang-tidy's Checks):\n";
     for (const rules::Rule &R : rules::kAll) {
       if (R.kind != "static")
         continue;
-      S += "  " + std::string(R.id) + std::string(Width - R.id.size() + 2, ' ') +
-           std::string(R.summary) + "\n";
+      S += "  " + std::string(R.id) +
+           std::string(Width - R.id.size() + 2, ' ') + std::string(R.summary) +
+           "\n";
     }
     return S;
   }();

@@ -7,10 +7,12 @@
 namespace clang::tidy {
 // Keeps the module's registration in the link even from an archive.
 extern volatile int DevcopyModuleAnchorSource;
-static int LLVM_ATTRIBUTE_UNUSED DevcopyModuleAnchorDestination = DevcopyModuleAnchorSource;
+static int LLVM_ATTRIBUTE_UNUSED DevcopyModuleAnchorDestination =
+    DevcopyModuleAnchorSource;
 } // namespace clang::tidy
 
 int main(int argc, const char **argv) {
-  devcopy::addToolBanner(); // the checks in --help, devcopy's version in --version
+  devcopy::addToolBanner(); // the checks in --help, devcopy's version in
+                            // --version
   return clang::tidy::clangTidyMain(argc, argv);
 }

@@ -15,12 +15,15 @@ namespace py = pybind11;
 namespace devcopy::python {
 namespace {
 
-std::vector<std::string> g_skip;  // path prefixes of torch's and devcopy's packages
+std::vector<std::string>
+    g_skip; // path prefixes of torch's and devcopy's packages
 
-bool skipped(const char* file) {
-  if (file == nullptr || file[0] == '<') return true;  // "<frozen ...>", "<string>"
-  for (const std::string& prefix : g_skip)
-    if (std::strncmp(file, prefix.c_str(), prefix.size()) == 0) return true;
+bool skipped(const char *file) {
+  if (file == nullptr || file[0] == '<')
+    return true; // "<frozen ...>", "<string>"
+  for (const std::string &prefix : g_skip)
+    if (std::strncmp(file, prefix.c_str(), prefix.size()) == 0)
+      return true;
   return false;
 }
 
@@ -29,64 +32,76 @@ bool skipped(const char* file) {
 // autograd engine thread) has no thread state: nothing to say, and no state
 // is created for it.
 SourceLocation python_location() {
-  if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr) return {};
+  if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr)
+    return {};
   PyGILState_STATE gil = PyGILState_Ensure();
   SourceLocation where;
-  PyFrameObject* f = PyThreadState_GetFrame(PyThreadState_Get());  // new reference
+  PyFrameObject *f =
+      PyThreadState_GetFrame(PyThreadState_Get()); // new reference
   while (f != nullptr) {
-    PyCodeObject* code = PyFrame_GetCode(f);  // new reference
-    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    PyCodeObject *code = PyFrame_GetCode(f); // new reference
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
     if (!skipped(file)) {
       where.file = file;
       where.line = PyFrame_GetLineNumber(f);
-      if (const char* name = PyUnicode_AsUTF8(code->co_name)) where.function = name;
+      if (const char *name = PyUnicode_AsUTF8(code->co_name))
+        where.function = name;
       Py_DECREF(code);
       Py_DECREF(f);
       break;
     }
-    PyFrameObject* back = PyFrame_GetBack(f);  // new reference
+    PyFrameObject *back = PyFrame_GetBack(f); // new reference
     Py_DECREF(code);
     Py_DECREF(f);
     f = back;
   }
-  if (PyErr_Occurred()) PyErr_Clear();
+  if (PyErr_Occurred())
+    PyErr_Clear();
   PyGILState_Release(gil);
   return where;
 }
 
-}  // namespace
+} // namespace
 
-bool install_location_provider(const std::vector<std::string>& skip) {
+bool install_location_provider(const std::vector<std::string> &skip) {
   g_skip = skip;
   set_location_provider(&python_location);
   return true;
 }
 
-void bind_location_fields(py::class_<Finding>& finding) {
+void bind_location_fields(py::class_<Finding> &finding) {
   finding
-      .def_property("location",
-                    [](const Finding& f) {
-                      if (f.location.file.empty()) return std::string();
-                      return f.location.file + ":" + std::to_string(f.location.line);
-                    },
-                    [](Finding& f, const std::string& text) {
-                      // "file:line", as the JSON's file and line give it back.
-                      const auto colon = text.rfind(':');
-                      f.location.file = colon == std::string::npos ? text : text.substr(0, colon);
-                      f.location.line = colon == std::string::npos ? 0 : std::atoi(text.c_str() + colon + 1);
-                    })
-      .def_property("function", [](const Finding& f) { return f.location.function; },
-                    [](Finding& f, const std::string& s) { f.location.function = s; })
+      .def_property(
+          "location",
+          [](const Finding &f) {
+            if (f.location.file.empty())
+              return std::string();
+            return f.location.file + ":" + std::to_string(f.location.line);
+          },
+          [](Finding &f, const std::string &text) {
+            // "file:line", as the JSON's file and line give it back.
+            const auto colon = text.rfind(':');
+            f.location.file =
+                colon == std::string::npos ? text : text.substr(0, colon);
+            f.location.line = colon == std::string::npos
+                                  ? 0
+                                  : std::atoi(text.c_str() + colon + 1);
+          })
+      .def_property(
+          "function", [](const Finding &f) { return f.location.function; },
+          [](Finding &f, const std::string &s) { f.location.function = s; })
       .def_readwrite("count", &Finding::count);
 }
 
-}  // namespace devcopy::python
+} // namespace devcopy::python
 
 #else
 
 namespace devcopy::python {
-bool install_location_provider(const std::vector<std::string>&) { return false; }
-void bind_location_fields(pybind11::class_<Finding>&) {}
-}  // namespace devcopy::python
+bool install_location_provider(const std::vector<std::string> &) {
+  return false;
+}
+void bind_location_fields(pybind11::class_<Finding> &) {}
+} // namespace devcopy::python
 
 #endif

@@ -13,10 +13,10 @@ namespace devcopy::python {
 /// Makes the observer ask Python where each copy was made, skipping frames
 /// under `skip` (torch's and devcopy's own directories). False when the
 /// probe has no location hook (then Python names locations itself).
-bool install_location_provider(const std::vector<std::string>& skip);
+bool install_location_provider(const std::vector<std::string> &skip);
 
 /// Adds the observer's per-finding location fields to the Finding binding
 /// when the probe has them: `location` ("file:line"), `function`, `count`.
-void bind_location_fields(pybind11::class_<Finding>& finding);
+void bind_location_fields(pybind11::class_<Finding> &finding);
 
-}  // namespace devcopy::python
+} // namespace devcopy::python

@@ -9,9 +9,9 @@
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,12 +21,12 @@ namespace devcopy::python {
 /// one C++ module. Throws pybind11::type_error on an object that is not a
 /// torch.nn.Module-like tree (no _parameters/_buffers/_modules).
 class Mirror {
- public:
+public:
   std::shared_ptr<torch::nn::Module> build(pybind11::handle module);
 
- private:
-  std::unordered_map<PyObject*, std::shared_ptr<torch::nn::Module>> done_;
-  std::unordered_set<PyObject*> open_;  // being built: its ancestors
+private:
+  std::unordered_map<PyObject *, std::shared_ptr<torch::nn::Module>> done_;
+  std::unordered_set<PyObject *> open_; // being built: its ancestors
 };
 
 /// The tensors of a Python module tree as inspect() roots, named as the C++
@@ -34,12 +34,12 @@ class Mirror {
 /// pre-order with each gradient after its parameter, then buffers), without
 /// building modules: the cheap route for inspect(). Parameters and buffers go
 /// to `compared`, gradients to `reachable`.
-void flatten(pybind11::handle module, const std::string& prefix, bool gradients,
-             std::vector<std::pair<std::string, at::Tensor>>& compared,
-             std::vector<std::pair<std::string, at::Tensor>>& reachable);
+void flatten(pybind11::handle module, const std::string &prefix, bool gradients,
+             std::vector<std::pair<std::string, at::Tensor>> &compared,
+             std::vector<std::pair<std::string, at::Tensor>> &reachable);
 
 /// The tensor a Python torch.Tensor holds; throws pybind11::type_error naming
 /// `what` otherwise.
-const at::Tensor& unpack_tensor(pybind11::handle obj, const char* what);
+const at::Tensor &unpack_tensor(pybind11::handle obj, const char *what);
 
-}  // namespace devcopy::python
+} // namespace devcopy::python

@@ -21,7 +21,7 @@ namespace py = pybind11;
 namespace devcopy::python {
 namespace {
 
-std::string text(const Report& r) {
+std::string text(const Report &r) {
   std::ostringstream os;
   os << r;
   return os.str();
@@ -29,19 +29,26 @@ std::string text(const Report& r) {
 
 // The options of InspectOptions, by their C++ names; anything else is a typo
 // the user should hear about.
-void set_options(InspectOptions& o, const py::dict& options) {
+void set_options(InspectOptions &o, const py::dict &options) {
   for (auto [key, value] : options) {
     const std::string k = py::str(key);
-    if (k == "gradients") o.gradients = value.cast<bool>();
-    else if (k == "allocator") o.allocator = value.cast<bool>();
-    else if (k == "unreachable_threshold") o.unreachable_threshold = value.cast<std::int64_t>();
-    else if (k == "cached_threshold") o.cached_threshold = value.cast<std::int64_t>();
-    else if (k == "cached_ratio") o.cached_ratio = value.cast<double>();
-    else if (k == "block_details") o.block_details = value.cast<int>();
+    if (k == "gradients")
+      o.gradients = value.cast<bool>();
+    else if (k == "allocator")
+      o.allocator = value.cast<bool>();
+    else if (k == "unreachable_threshold")
+      o.unreachable_threshold = value.cast<std::int64_t>();
+    else if (k == "cached_threshold")
+      o.cached_threshold = value.cast<std::int64_t>();
+    else if (k == "cached_ratio")
+      o.cached_ratio = value.cast<double>();
+    else if (k == "block_details")
+      o.block_details = value.cast<int>();
     else
-      throw py::type_error("devcopy.inspect: unknown option '" + k +
-                           "' (options: gradients, allocator, unreachable_threshold, "
-                           "cached_threshold, cached_ratio, block_details)");
+      throw py::type_error(
+          "devcopy.inspect: unknown option '" + k +
+          "' (options: gradients, allocator, unreachable_threshold, "
+          "cached_threshold, cached_ratio, block_details)");
   }
 }
 
@@ -53,18 +60,22 @@ struct Roots {
   Named tensors, modules, held, state;
 };
 
-InspectOptions make_options(const Roots& roots, const py::dict& options) {
+InspectOptions make_options(const Roots &roots, const py::dict &options) {
   InspectOptions o;
   set_options(o, options);
-  for (const auto& [name, m] : roots.modules) flatten(m, name + ".", o.gradients, o.tensors, o.held);
-  for (const auto& [name, t] : roots.tensors) o.root(name, unpack_tensor(t, ("root " + name).c_str()));
-  for (const auto& [name, t] : roots.held) o.hold(name, unpack_tensor(t, ("root " + name).c_str()));
-  for (const auto& [name, t] : roots.state)
+  for (const auto &[name, m] : roots.modules)
+    flatten(m, name + ".", o.gradients, o.tensors, o.held);
+  for (const auto &[name, t] : roots.tensors)
+    o.root(name, unpack_tensor(t, ("root " + name).c_str()));
+  for (const auto &[name, t] : roots.held)
+    o.hold(name, unpack_tensor(t, ("root " + name).c_str()));
+  for (const auto &[name, t] : roots.state)
     o.hold_state(name, unpack_tensor(t, ("root " + name).c_str()));
   return o;
 }
 
-Report inspect_py(py::handle model, const Roots& roots, const py::dict& options) {
+Report inspect_py(py::handle model, const Roots &roots,
+                  const py::dict &options) {
   InspectOptions o = make_options(roots, options);
   // The model as named tensors of an empty module: the same storages,
   // names, roles and order as the C++ walk of a module tree, without
@@ -72,24 +83,26 @@ Report inspect_py(py::handle model, const Roots& roots, const py::dict& options)
   // inspection).
   flatten(model, "", o.gradients, o.tensors, o.held);
   static const torch::nn::Module empty;
-  py::gil_scoped_release no_gil;  // inspect() touches no Python object
+  py::gil_scoped_release no_gil; // inspect() touches no Python object
   return inspect(empty, o);
 }
 
 #ifdef DEVCOPY_HAS_DISTRIBUTED
 // The model is mirrored (not flattened) so its tensors keep their roles
 // across ranks: parameters, buffers and gradients are told apart there.
-Report inspect_distributed_py(py::handle model, const Roots& roots, const py::dict& options,
-                              py::handle group, double timeout_seconds) {
+Report inspect_distributed_py(py::handle model, const Roots &roots,
+                              const py::dict &options, py::handle group,
+                              double timeout_seconds) {
   DistributedOptions o(make_options(roots, options));
-  o.with_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000)));
+  o.with_timeout(std::chrono::milliseconds(
+      static_cast<std::int64_t>(timeout_seconds * 1000)));
   auto pg = group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
   Mirror mirror;
   std::shared_ptr<torch::nn::Module> m = mirror.build(model);
   py::gil_scoped_release no_gil;
   try {
     return inspect_distributed(*m, *pg, o);
-  } catch (const DistributedError& e) {
+  } catch (const DistributedError &e) {
     py::gil_scoped_acquire gil;
     throw py::value_error(e.what());
   }
@@ -98,18 +111,25 @@ Report inspect_distributed_py(py::handle model, const Roots& roots, const py::di
 
 // Rebuilds `r` with extra detail lines on some findings (the Python side's
 // "held by" chains), so text and JSON carry them as any other detail.
-Report with_details(const Report& r, const std::map<std::size_t, std::vector<std::string>>& extra) {
+Report
+with_details(const Report &r,
+             const std::map<std::size_t, std::vector<std::string>> &extra) {
   Report out;
   for (std::size_t i = 0; i < r.findings().size(); ++i) {
     Finding f = r.findings()[i];
     auto it = extra.find(i);
-    if (it != extra.end()) f.details.insert(f.details.end(), it->second.begin(), it->second.end());
+    if (it != extra.end())
+      f.details.insert(f.details.end(), it->second.begin(), it->second.end());
     out.add(std::move(f));
   }
-  for (const SharedStorage& s : r.shared()) out.add(s);
-  for (const DeviceMemory& d : r.devices()) out.add(d);
-  for (const CopyRoute& c : r.copies()) out.add(c);
-  for (const Skipped& s : r.skipped()) out.add(s);
+  for (const SharedStorage &s : r.shared())
+    out.add(s);
+  for (const DeviceMemory &d : r.devices())
+    out.add(d);
+  for (const CopyRoute &c : r.copies())
+    out.add(c);
+  for (const Skipped &s : r.skipped())
+    out.add(s);
   out.set_host_syncs(r.host_syncs());
   return out;
 }
@@ -117,15 +137,17 @@ Report with_details(const Report& r, const std::map<std::size_t, std::vector<std
 // A CopyObserver whose lifetime Python controls (close() or the context
 // manager), since Python's garbage collector does not say when.
 class Observer {
- public:
+public:
   Observer() : observer_(std::make_unique<CopyObserver>()) {}
   Report report() const {
-    if (!observer_) return last_;
+    if (!observer_)
+      return last_;
     py::gil_scoped_release no_gil;
     return observer_->report();
   }
-  void watch(py::handle model, const std::string& prefix) {
-    if (!observer_) throw py::value_error("devcopy: this observer is closed");
+  void watch(py::handle model, const std::string &prefix) {
+    if (!observer_)
+      throw py::value_error("devcopy: this observer is closed");
     Mirror mirror;
     auto m = mirror.build(model);
     // The observer's lock may be held by a copying thread that waits for
@@ -143,30 +165,31 @@ class Observer {
   }
   bool active() const { return observer_ != nullptr; }
 
- private:
+private:
   std::unique_ptr<CopyObserver> observer_;
   Report last_;
 };
 
 // ModuleScope for a `with` block: one per entry, on the entering thread.
 class Scope {
- public:
+public:
   explicit Scope(std::string name) : name_(std::move(name)) {}
   void enter() { scope_ = std::make_unique<ModuleScope>(name_); }
   void exit() { scope_.reset(); }
 
- private:
+private:
   std::string name_;
   std::unique_ptr<ModuleScope> scope_;
 };
 
-}  // namespace
-}  // namespace devcopy::python
+} // namespace
+} // namespace devcopy::python
 
 PYBIND11_MODULE(_C, m) {
   using namespace devcopy;
   using namespace devcopy::python;
-  m.doc() = "devcopy's runtime probe (C++), bound for Python; use the devcopy package";
+  m.doc() = "devcopy's runtime probe (C++), bound for Python; use the devcopy "
+            "package";
 
   py::class_<Finding> finding(m, "Finding");
   finding.def(py::init<>())
@@ -178,13 +201,14 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("op", &Finding::op)
       .def_readwrite("module", &Finding::module)
       .def_readwrite("details", &Finding::details)
-      .def("__str__", [](const Finding& f) {
+      .def("__str__", [](const Finding &f) {
         std::ostringstream os;
         os << f;
         return os.str();
       });
   bind_location_fields(finding);
-  m.def("install_location_provider", &install_location_provider, py::arg("skip"));
+  m.def("install_location_provider", &install_location_provider,
+        py::arg("skip"));
   py::class_<SharedStorage>(m, "SharedStorage")
       .def(py::init<>())
       .def_readwrite("device", &SharedStorage::device)
@@ -196,7 +220,8 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("reachable_bytes", &DeviceMemory::reachable_bytes)
       .def_readwrite("allocated_bytes", &DeviceMemory::allocated_bytes)
       .def_readwrite("reserved_bytes", &DeviceMemory::reserved_bytes)
-      .def_readwrite("reserved_unused_bytes", &DeviceMemory::reserved_unused_bytes)
+      .def_readwrite("reserved_unused_bytes",
+                     &DeviceMemory::reserved_unused_bytes)
       .def_readwrite("largest_free_block", &DeviceMemory::largest_free_block);
   py::class_<CopyRoute>(m, "CopyRoute")
       .def(py::init<>())
@@ -212,7 +237,8 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<Report>(m, "Report")
       .def(py::init<>())
-      .def_property_readonly("findings", [](const Report& r) { return r.findings(); })
+      .def_property_readonly("findings",
+                             [](const Report &r) { return r.findings(); })
       .def_property_readonly("shared", &Report::shared)
       .def_property_readonly("devices", &Report::devices)
       .def_property_readonly("copies", &Report::copies)
@@ -220,32 +246,36 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("host_syncs", &Report::host_syncs)
       .def_property_readonly("wasted_bytes", &Report::wasted_bytes)
       .def("to_json", &Report::to_json)
-      .def("only", [](const Report& r, const std::string& kind) { return only(r, kind); })
-      .def("merged", [](const Report& r, const Report& other) {
-        Report out = r;
-        out.merge(other);
-        return out;
-      })
+      .def("only", [](const Report &r,
+                      const std::string &kind) { return only(r, kind); })
+      .def("merged",
+           [](const Report &r, const Report &other) {
+             Report out = r;
+             out.merge(other);
+             return out;
+           })
       .def("with_details", &with_details)
-      .def("add", [](Report& r, const Finding& x) { r.add(x); })
-      .def("add", [](Report& r, const SharedStorage& x) { r.add(x); })
-      .def("add", [](Report& r, const DeviceMemory& x) { r.add(x); })
-      .def("add", [](Report& r, const CopyRoute& x) { r.add(x); })
-      .def("add", [](Report& r, const Skipped& x) { r.add(x); })
+      .def("add", [](Report &r, const Finding &x) { r.add(x); })
+      .def("add", [](Report &r, const SharedStorage &x) { r.add(x); })
+      .def("add", [](Report &r, const DeviceMemory &x) { r.add(x); })
+      .def("add", [](Report &r, const CopyRoute &x) { r.add(x); })
+      .def("add", [](Report &r, const Skipped &x) { r.add(x); })
       .def("set_host_syncs", &Report::set_host_syncs)
       .def("__str__", &text);
 
   // roots: the four lists of devcopy._roots.Roots.
-  m.def("inspect", [](py::handle model, Named tensors, Named modules, Named held, Named state,
-                      const py::dict& options) {
+  m.def("inspect", [](py::handle model, Named tensors, Named modules,
+                      Named held, Named state, const py::dict &options) {
     return inspect_py(model, {tensors, modules, held, state}, options);
   });
 #ifdef DEVCOPY_HAS_DISTRIBUTED
-  m.def("inspect_distributed", [](py::handle model, Named tensors, Named modules, Named held,
-                                  Named state, const py::dict& options, py::handle group,
-                                  double timeout) {
-    return inspect_distributed_py(model, {tensors, modules, held, state}, options, group, timeout);
-  });
+  m.def("inspect_distributed",
+        [](py::handle model, Named tensors, Named modules, Named held,
+           Named state, const py::dict &options, py::handle group,
+           double timeout) {
+          return inspect_distributed_py(model, {tensors, modules, held, state},
+                                        options, group, timeout);
+        });
 #endif
   // bench/python_inspect.py: the C++ call on the same model, timed in C++
   // (the mirror built once, outside the clock), seconds per call.
@@ -257,7 +287,9 @@ PYBIND11_MODULE(_C, m) {
     for (int i = 0; i < rounds; ++i) {
       const auto start = std::chrono::steady_clock::now();
       Report r = inspect(*root);
-      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
     }
     return seconds;
   });
@@ -269,16 +301,20 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release no_gil;
     return inspect(*root);
   });
-  m.def("available_memory", [](const std::string& device) {
+  m.def("available_memory", [](const std::string &device) {
     return available_memory(c10::Device(device));
   });
   m.def("format_bytes", &format_bytes);
   // The mode DEVCOPY_PROBE names, read by the probe's own code (one place).
-  m.def("mode_from_env", [](const std::string& fallback) {
+  m.def("mode_from_env", [](const std::string &fallback) {
     return std::string(to_string(mode_from_env(parse_mode(fallback))));
   });
-  m.def("parse_mode", [](const std::string& s) { return std::string(to_string(parse_mode(s))); });
-  m.def("mark_read", [](py::handle t) { mark_read(unpack_tensor(t, "mark_read's argument")); });
+  m.def("parse_mode", [](const std::string &s) {
+    return std::string(to_string(parse_mode(s)));
+  });
+  m.def("mark_read", [](py::handle t) {
+    mark_read(unpack_tensor(t, "mark_read's argument"));
+  });
 
   py::class_<Observer>(m, "Observer")
       .def(py::init<>())

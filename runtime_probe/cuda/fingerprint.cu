@@ -9,28 +9,37 @@ namespace devcopy::detail::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 8;   // 16-byte loads in flight per thread
-constexpr int kRounds = 4;   // so a block reads 128 KiB: setup is amortised
-constexpr std::uint64_t kBlockWords = std::uint64_t{kThreads} * kUnroll * kRounds * 2;
+constexpr int kUnroll = 8; // 16-byte loads in flight per thread
+constexpr int kRounds = 4; // so a block reads 128 KiB: setup is amortised
+constexpr std::uint64_t kBlockWords =
+    std::uint64_t{kThreads} * kUnroll * kRounds * 2;
 
-__device__ __forceinline__ std::uint64_t load_word(const unsigned char* p, std::uint64_t nbytes,
-                                                   std::uint64_t i, bool aligned8) {
+__device__ __forceinline__ std::uint64_t load_word(const unsigned char *p,
+                                                   std::uint64_t nbytes,
+                                                   std::uint64_t i,
+                                                   bool aligned8) {
   const std::uint64_t off = i * 8;
-  if (aligned8 && off + 8 <= nbytes) return __ldg(reinterpret_cast<const unsigned long long*>(p + off));
+  if (aligned8 && off + 8 <= nbytes)
+    return __ldg(reinterpret_cast<const unsigned long long *>(p + off));
   std::uint64_t w = 0;
   const std::uint64_t len = nbytes - off < 8 ? nbytes - off : 8;
-  for (std::uint64_t j = 0; j < len; ++j) w |= static_cast<std::uint64_t>(p[off + j]) << (8 * j);
+  for (std::uint64_t j = 0; j < len; ++j)
+    w |= static_cast<std::uint64_t>(p[off + j]) << (8 * j);
   return w;
 }
 
 __global__ void __launch_bounds__(kThreads)
-    fingerprint_kernel(const Desc* descs, int count, unsigned long long* sums, unsigned int* varied) {
+    fingerprint_kernel(const Desc *descs, int count, unsigned long long *sums,
+                       unsigned int *varied) {
   // The storage this block reads: the last one starting at or before it.
   const std::uint64_t block = blockIdx.x;
   int lo = 0, hi = count - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (descs[mid].first_block <= block) lo = mid; else hi = mid - 1;
+    if (descs[mid].first_block <= block)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const Desc d = descs[lo];
   const std::uint64_t words = word_count(d.nbytes);
@@ -58,16 +67,20 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
       const std::uint64_t i =
-          base + 2 * ((static_cast<std::uint64_t>(round) * kUnroll + k) * kThreads + threadIdx.x);
+          base +
+          2 * ((static_cast<std::uint64_t>(round) * kUnroll + k) * kThreads +
+               threadIdx.x);
       if (aligned16 && i + 2 <= full) {
-        const ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2*>(d.data + i * 8));
+        const ulonglong2 v =
+            __ldg(reinterpret_cast<const ulonglong2 *>(d.data + i * 8));
         sum += word_term(v.x, i) + word_term(v.y, i + 1);
-        diff |= (v.x ^ pat.word[0]) | (v.y ^ pat1);  // i is even
+        diff |= (v.x ^ pat.word[0]) | (v.y ^ pat1); // i is even
       } else {
         for (std::uint64_t j = i; j < i + 2 && j < words; ++j) {
           const std::uint64_t w = load_word(d.data, d.nbytes, j, aligned8);
           sum += word_term(w, j);
-          diff |= (w ^ ((j & 1) ? pat1 : pat.word[0])) & valid_mask(d.nbytes, j);
+          diff |=
+              (w ^ ((j & 1) ? pat1 : pat.word[0])) & valid_mask(d.nbytes, j);
         }
       }
     }
@@ -92,43 +105,56 @@ __global__ void __launch_bounds__(kThreads)
       any |= warp_any[w];
     }
     atomicAdd(&sums[lo], static_cast<unsigned long long>(sum));
-    if (any) atomicOr(&varied[lo], 1u);
+    if (any)
+      atomicOr(&varied[lo], 1u);
   }
 }
 
-__global__ void compare_kernel(const unsigned char* a, const unsigned char* b, std::uint64_t nbytes,
-                               bool aligned8, unsigned int* differs) {
+__global__ void compare_kernel(const unsigned char *a, const unsigned char *b,
+                               std::uint64_t nbytes, bool aligned8,
+                               unsigned int *differs) {
   const std::uint64_t words = word_count(nbytes);
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t stride =
+      static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i =
+           blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
        i < words; i += stride) {
-    if (load_word(a, nbytes, i, aligned8) != load_word(b, nbytes, i, aligned8)) {
+    if (load_word(a, nbytes, i, aligned8) !=
+        load_word(b, nbytes, i, aligned8)) {
       atomicOr(differs, 1u);
       return;
     }
   }
 }
 
-}  // namespace
+} // namespace
 
 std::uint64_t blocks_for(std::uint64_t nbytes) {
   return (word_count(nbytes) + kBlockWords - 1) / kBlockWords;
 }
 
-void launch_fingerprint(const Desc* descs, int count, std::uint64_t total_blocks,
-                        unsigned long long* sums, unsigned int* varied, cudaStream_t stream) {
-  if (count == 0 || total_blocks == 0) return;
-  fingerprint_kernel<<<static_cast<unsigned int>(total_blocks), kThreads, 0, stream>>>(
-      descs, count, sums, varied);
+void launch_fingerprint(const Desc *descs, int count,
+                        std::uint64_t total_blocks, unsigned long long *sums,
+                        unsigned int *varied, cudaStream_t stream) {
+  if (count == 0 || total_blocks == 0)
+    return;
+  fingerprint_kernel<<<static_cast<unsigned int>(total_blocks), kThreads, 0,
+                       stream>>>(descs, count, sums, varied);
 }
 
-void launch_compare(const unsigned char* a, const unsigned char* b, std::uint64_t nbytes,
-                    unsigned int* differs, cudaStream_t stream) {
-  const bool aligned8 = ((reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b)) & 7) == 0;
+void launch_compare(const unsigned char *a, const unsigned char *b,
+                    std::uint64_t nbytes, unsigned int *differs,
+                    cudaStream_t stream) {
+  const bool aligned8 = ((reinterpret_cast<std::uintptr_t>(a) |
+                          reinterpret_cast<std::uintptr_t>(b)) &
+                         7) == 0;
   std::uint64_t blocks = (word_count(nbytes) + kThreads - 1) / kThreads;
-  if (blocks > 8192) blocks = 8192;
-  if (blocks == 0) return;
-  compare_kernel<<<static_cast<unsigned int>(blocks), kThreads, 0, stream>>>(a, b, nbytes, aligned8, differs);
+  if (blocks > 8192)
+    blocks = 8192;
+  if (blocks == 0)
+    return;
+  compare_kernel<<<static_cast<unsigned int>(blocks), kThreads, 0, stream>>>(
+      a, b, nbytes, aligned8, differs);
 }
 
-}  // namespace devcopy::detail::gpu
+} // namespace devcopy::detail::gpu

@@ -12,36 +12,37 @@ namespace devcopy::detail {
 
 /// The raw bytes of one storage.
 struct Span {
-  const unsigned char* data = nullptr;
+  const unsigned char *data = nullptr;
   std::int64_t nbytes = 0;
   std::uint32_t itemsize = 1;
 };
 
 struct Print {
   std::uint64_t hash = 0;
-  bool constant = false;  // every element equal: never a copy
-  bool known = false;     // set by inspect() for the storages it hashed
+  bool constant = false; // every element equal: never a copy
+  bool known = false;    // set by inspect() for the storages it hashed
 };
 
 // Host memory: chunks hashed with at::parallel_for, exact comparison memcmp.
-std::vector<Print> fingerprint_host(const std::vector<Span>& spans);
-bool equal_host(const Span& a, const Span& b);
+std::vector<Print> fingerprint_host(const std::vector<Span> &spans);
+bool equal_host(const Span &a, const Span &b);
 
 // CUDA memory. Every function is callable without CUDA (stubs answer
 // "unknown"), so inspect() needs no #ifdef.
 bool cuda_compiled();
 /// Fingerprints spans that all live on CUDA device `device`, in a few kernel
 /// launches on the current stream, with O(spans) bytes of device memory.
-std::vector<Print> fingerprint_cuda(int device, const std::vector<Span>& spans);
+std::vector<Print> fingerprint_cuda(int device, const std::vector<Span> &spans);
 /// Exact comparison; `device` -1 means host memory. Bytes move in bounded
 /// chunks through a staging buffer, never whole tensors.
-bool equal_cuda(const Span& a, int device_a, const Span& b, int device_b);
+bool equal_cuda(const Span &a, int device_a, const Span &b, int device_b);
 
 struct Block {
   std::uint64_t address = 0;
   std::int64_t size = 0;
   bool allocated = false;
-  std::shared_ptr<void> context;  // the allocator's record of the allocation site, if any
+  std::shared_ptr<void>
+      context; // the allocator's record of the allocation site, if any
 };
 
 struct AllocatorState {
@@ -49,14 +50,15 @@ struct AllocatorState {
   std::int64_t allocated = 0;
   std::int64_t reserved = 0;
   std::int64_t largest_free = 0;
-  std::vector<Block> blocks;  // every block of the device, in address order
+  std::vector<Block> blocks; // every block of the device, in address order
 };
 
 /// The caching allocator's view of `device`; blocks only when `with_blocks`.
 AllocatorState cuda_allocator_state(int device, bool with_blocks);
 /// The allocation stack of `block`, one frame a line; empty unless history is
-/// recorded (LibTorch 2.x). Symbolizing is slow: call it for reported blocks only.
-std::vector<std::string> cuda_block_context(const Block& block);
+/// recorded (LibTorch 2.x). Symbolizing is slow: call it for reported blocks
+/// only.
+std::vector<std::string> cuda_block_context(const Block &block);
 /// CUDA devices, 0 without CUDA.
 int cuda_device_count();
 /// The GPU's UUID as nvidia-smi prints it ("GPU-1a2b..."): the same physical
@@ -66,4 +68,4 @@ std::string cuda_device_uuid(int device);
 /// Driver free memory plus reserved-but-unused; -1 without CUDA.
 std::int64_t cuda_available_memory(int device);
 
-}  // namespace devcopy::detail
+} // namespace devcopy::detail

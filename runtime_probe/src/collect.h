@@ -13,16 +13,23 @@ namespace devcopy::detail {
 
 /// What a storage is to the model, strongest first: a storage reached both as
 /// a parameter and through an optimizer's param_groups is a parameter.
-enum class Category : std::uint8_t { parameter, buffer, root, gradient, optimizer_state };
-const char* category_name(Category c);
+enum class Category : std::uint8_t {
+  parameter,
+  buffer,
+  root,
+  gradient,
+  optimizer_state
+};
+const char *category_name(Category c);
 
 /// One distinct storage, with every name that reaches it.
 struct Storage {
-  const void* key = nullptr;  // the StorageImpl: identity, never dereferenced later
+  const void *key =
+      nullptr; // the StorageImpl: identity, never dereferenced later
   c10::Device device = c10::kCPU;
   Span span;
   at::ScalarType dtype = at::kByte;
-  std::vector<std::string> names;  // names that take part in duplicate detection
+  std::vector<std::string> names; // names that take part in duplicate detection
   std::vector<std::string> others; // gradients, optimizer state: reachable only
   bool comparable = false;         // may be reported as a duplicate
   Category category = Category::root;
@@ -35,8 +42,9 @@ struct Collected {
 
 /// Walks `module` and the roots of `options`. Odd tensors (undefined, meta,
 /// sparse, quantized, ...) land in `skipped` with a reason, never in a crash.
-Collected collect(const torch::nn::Module& module, const InspectOptions& options);
+Collected collect(const torch::nn::Module &module,
+                  const InspectOptions &options);
 
-std::string device_name(const c10::Device& device);
+std::string device_name(const c10::Device &device);
 
-}  // namespace devcopy::detail
+} // namespace devcopy::detail

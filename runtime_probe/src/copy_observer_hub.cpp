@@ -23,23 +23,24 @@ constexpr std::size_t kPruneMoves = 4096;
 constexpr std::size_t kSettleStaged = 4096;
 constexpr std::size_t kMaxStaged = 1 << 16;
 
-}  // namespace
+} // namespace
 
 std::atomic<bool> Hub::active_{false};
 std::atomic<std::size_t> Hub::unread_{0};
 std::atomic<bool> Hub::stacks_{false};
 std::atomic<std::size_t> Hub::staged_count_{0};
 
-Hub& Hub::get() {
-  static Hub* hub = new Hub;  // intentionally leaked, see the header
+Hub &Hub::get() {
+  static Hub *hub = new Hub; // intentionally leaked, see the header
   return *hub;
 }
 
-void tracked_deleter(void* context) {
-  if (c10::DeleterFnPtr deleter = Hub::get().freed(context)) deleter(context);
+void tracked_deleter(void *context) {
+  if (c10::DeleterFnPtr deleter = Hub::get().freed(context))
+    deleter(context);
 }
 
-void Hub::attach(CopyObserver::State* state) {
+void Hub::attach(CopyObserver::State *state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
     stacks_.store(stacks_supported(), std::memory_order_relaxed);
@@ -51,12 +52,15 @@ void Hub::attach(CopyObserver::State* state) {
   observers_.push_back(state);
 }
 
-void Hub::detach(CopyObserver::State* state) {
-  std::vector<c10::intrusive_ptr<c10::StorageImpl>> alive;  // released unlocked: a free calls back
+void Hub::detach(CopyObserver::State *state) {
+  std::vector<c10::intrusive_ptr<c10::StorageImpl>>
+      alive; // released unlocked: a free calls back
   {
     std::lock_guard<std::mutex> lock(mu_);
-    observers_.erase(std::remove(observers_.begin(), observers_.end(), state), observers_.end());
-    if (!observers_.empty()) return;
+    observers_.erase(std::remove(observers_.begin(), observers_.end(), state),
+                     observers_.end());
+    if (!observers_.empty())
+      return;
     // The last one: LibTorch runs as before. Live tracked copies get their
     // allocator's deleter back; one being freed right now (no longer
     // lockable) keeps its entry until tracked_deleter runs.
@@ -68,8 +72,8 @@ void Hub::detach(CopyObserver::State* state) {
         ++it;
         continue;
       }
-      (void)mutable_data_ptr(*storage).compare_exchange_deleter(&tracked_deleter,
-                                                                it->second.deleter);
+      (void)mutable_data_ptr(*storage).compare_exchange_deleter(
+          &tracked_deleter, it->second.deleter);
       alive.push_back(std::move(storage));
       it = tracked_.erase(it);
     }
@@ -81,33 +85,37 @@ void Hub::detach(CopyObserver::State* state) {
   }
 }
 
-void Hub::watch(CopyObserver::State* state,
+void Hub::watch(CopyObserver::State *state,
                 std::vector<std::pair<WeakTensor, std::string>> names) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [impl, name] : names) {
-    const c10::TensorImpl* key = impl._unsafe_get_target();
-    state->names.insert_or_assign(key, std::make_pair(std::move(impl), std::move(name)));
+  for (auto &[impl, name] : names) {
+    const c10::TensorImpl *key = impl._unsafe_get_target();
+    state->names.insert_or_assign(
+        key, std::make_pair(std::move(impl), std::move(name)));
   }
 }
 
 // Callers hold mu_. The weak reference in `names` keeps the TensorImpl's
 // memory, so an address match is the same tensor, never a reused one.
-std::string Hub::name_of(const c10::TensorImpl* impl) const {
-  for (const CopyObserver::State* s : observers_) {
+std::string Hub::name_of(const c10::TensorImpl *impl) const {
+  for (const CopyObserver::State *s : observers_) {
     auto it = s->names.find(impl);
-    if (it != s->names.end()) return it->second.second;
+    if (it != s->names.end())
+      return it->second.second;
   }
   return {};
 }
 
 void Hub::copied(CopyEvent event, CopyFacts facts) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (observers_.empty()) return;  // a callback already running when the last one left
+  if (observers_.empty())
+    return; // a callback already running when the last one left
   const std::uint64_t seq = ++seq_;
   const std::uint64_t ordinal = ++copies_;
-  if (facts.src_impl) event.tensor = name_of(facts.src_impl);
-  for (CopyObserver::State* s : observers_) {
-    CopyRoute& r = s->routes[{event.src_device, event.dst_device, event.dtype}];
+  if (facts.src_impl)
+    event.tensor = name_of(facts.src_impl);
+  for (CopyObserver::State *s : observers_) {
+    CopyRoute &r = s->routes[{event.src_device, event.dst_device, event.dtype}];
     if (r.count == 0) {
       r.src_device = event.src_device;
       r.dst_device = event.dst_device;
@@ -115,61 +123,82 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
     }
     ++r.count;
     r.bytes += event.bytes;
-    if (facts.sync) ++s->host_syncs;
+    if (facts.sync)
+      ++s->host_syncs;
     if (facts.pageable_non_blocking)
-      s->sites.add(Verdict::pageable_non_blocking, event, facts.stack, ordinal - s->copies);
+      s->sites.add(Verdict::pageable_non_blocking, event, facts.stack,
+                   ordinal - s->copies);
   }
-  if (facts.from || facts.staged) stage(event, facts, seq, ordinal);
-  if (!facts.dst) return;
+  if (facts.from || facts.staged)
+    stage(event, facts, seq, ordinal);
+  if (!facts.dst)
+    return;
   if (tracked_.size() >= kMaxUnread) {
     overflow_ = true;
     return;
   }
-  at::DataPtr& data = mutable_data_ptr(*facts.dst);
-  void* context = data.get_context();
+  at::DataPtr &data = mutable_data_ptr(*facts.dst);
+  void *context = data.get_context();
   const c10::DeleterFnPtr deleter = data.get_deleter();
   // Without a context or a deleter of its own the free cannot be told apart.
-  if (!context || !deleter || deleter == &tracked_deleter || tracked_.count(context)) return;
-  if (!data.compare_exchange_deleter(deleter, &tracked_deleter)) return;
-  Tracked t{deleter, std::move(facts.dst_weak), std::move(facts.src), seq, ordinal,
-            std::move(event), {}};
-  if (facts.stack) t.stack = *facts.stack;
+  if (!context || !deleter || deleter == &tracked_deleter ||
+      tracked_.count(context))
+    return;
+  if (!data.compare_exchange_deleter(deleter, &tracked_deleter))
+    return;
+  Tracked t{deleter,
+            std::move(facts.dst_weak),
+            std::move(facts.src),
+            seq,
+            ordinal,
+            std::move(event),
+            {}};
+  if (facts.stack)
+    t.stack = *facts.stack;
   tracked_.emplace(context, std::move(t));
   publish();
 }
 
-void Hub::stage(const CopyEvent& event, CopyFacts& facts, std::uint64_t seq,
+void Hub::stage(const CopyEvent &event, CopyFacts &facts, std::uint64_t seq,
                 std::uint64_t ordinal) {
   if (facts.from) {
     auto it = staged_.find(facts.from);
     // The first copy reading it decides what it was for.
-    if (it != staged_.end() && it->second.into.expired() && !it->second.storage.expired()) {
-      std::string name = facts.into_impl ? name_of(facts.into_impl) : std::string();
+    if (it != staged_.end() && it->second.into.expired() &&
+        !it->second.storage.expired()) {
+      std::string name =
+          facts.into_impl ? name_of(facts.into_impl) : std::string();
       it->second.into = std::move(facts.into);
-      it->second.event.into = name.empty() ? std::move(facts.into_what) : std::move(name);
+      it->second.event.into =
+          name.empty() ? std::move(facts.into_what) : std::move(name);
     }
   }
-  if (!facts.staged) return;
-  if (staged_.size() >= kSettleStaged) settle();
-  if (staged_.size() >= kMaxStaged) return;
+  if (!facts.staged)
+    return;
+  if (staged_.size() >= kSettleStaged)
+    settle();
+  if (staged_.size() >= kMaxStaged)
+    return;
   Staged s{std::move(facts.staged_weak), seq, ordinal, event, {}, no_storage()};
-  if (facts.stack) s.stack = *facts.stack;
+  if (facts.stack)
+    s.stack = *facts.stack;
   staged_.insert_or_assign(facts.staged, std::move(s));
   staged_count_.store(staged_.size(), std::memory_order_relaxed);
 }
 
 void Hub::settle() {
   for (auto it = staged_.begin(); it != staged_.end();) {
-    const Staged& s = it->second;
+    const Staged &s = it->second;
     if (!s.storage.expired()) {
       ++it;
       continue;
     }
     if (!s.into.expired()) {
-      for (CopyObserver::State* o : observers_) {
-        if (s.seq <= o->since) continue;
-        o->sites.add(Verdict::transient, s.event, s.stack.size ? &s.stack : nullptr,
-                     s.ordinal - o->copies);
+      for (CopyObserver::State *o : observers_) {
+        if (s.seq <= o->since)
+          continue;
+        o->sites.add(Verdict::transient, s.event,
+                     s.stack.size ? &s.stack : nullptr, s.ordinal - o->copies);
       }
     }
     it = staged_.erase(it);
@@ -177,30 +206,35 @@ void Hub::settle() {
   staged_count_.store(staged_.size(), std::memory_order_relaxed);
 }
 
-void Hub::moved(MoveEvent event, WeakStorage old_storage, const c10::TensorImpl* self) {
+void Hub::moved(MoveEvent event, WeakStorage old_storage,
+                const c10::TensorImpl *self) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (observers_.empty()) return;
+  if (observers_.empty())
+    return;
   event.tensor = name_of(self);
   if (moves_.size() >= kPruneMoves) {
-    moves_.erase(std::remove_if(moves_.begin(), moves_.end(),
-                                [](const Move& m) { return m.old_storage.expired(); }),
-                 moves_.end());
+    moves_.erase(
+        std::remove_if(moves_.begin(), moves_.end(),
+                       [](const Move &m) { return m.old_storage.expired(); }),
+        moves_.end());
   }
   moves_.push_back(Move{std::move(old_storage), ++seq_, std::move(event)});
 }
 
 void Hub::synced() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (CopyObserver::State* s : observers_) ++s->host_syncs;
+  for (CopyObserver::State *s : observers_)
+    ++s->host_syncs;
 }
 
-void Hub::read(c10::StorageImpl* storage) {
-  std::optional<Tracked> gone;  // destroyed unlocked
+void Hub::read(c10::StorageImpl *storage) {
+  std::optional<Tracked> gone; // destroyed unlocked
   {
     std::lock_guard<std::mutex> lock(mu_);
-    at::DataPtr& data = mutable_data_ptr(*storage);
+    at::DataPtr &data = mutable_data_ptr(*storage);
     auto it = tracked_.find(data.get_context());
-    if (it == tracked_.end()) return;
+    if (it == tracked_.end())
+      return;
     (void)data.compare_exchange_deleter(&tracked_deleter, it->second.deleter);
     gone.emplace(std::move(it->second));
     tracked_.erase(it);
@@ -208,15 +242,17 @@ void Hub::read(c10::StorageImpl* storage) {
   }
 }
 
-c10::DeleterFnPtr Hub::freed(void* context) {
-  std::optional<Tracked> t;  // destroyed unlocked
+c10::DeleterFnPtr Hub::freed(void *context) {
+  std::optional<Tracked> t; // destroyed unlocked
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tracked_.find(context);
     if (it == tracked_.end()) {
       // Cannot happen: every exchange adds an entry, only a restore or this
       // free removes it. Leaking beats calling a wrong deleter.
-      std::fprintf(stderr, "devcopy: internal error: a tracked copy's deleter is unknown\n");
+      std::fprintf(
+          stderr,
+          "devcopy: internal error: a tracked copy's deleter is unknown\n");
       return nullptr;
     }
     t.emplace(std::move(it->second));
@@ -225,10 +261,11 @@ c10::DeleterFnPtr Hub::freed(void* context) {
     // Freed unread. Only a copy whose source is still alive freed nothing;
     // a copy outliving its source was a move.
     if (!observers_.empty() && !t->src.expired()) {
-      for (CopyObserver::State* s : observers_) {
-        if (t->seq <= s->since) continue;
+      for (CopyObserver::State *s : observers_) {
+        if (t->seq <= s->since)
+          continue;
         const std::uint64_t ordinal = t->ordinal - s->copies;
-        const Stack* stack = t->stack.size ? &t->stack : nullptr;
+        const Stack *stack = t->stack.size ? &t->stack : nullptr;
         s->sites.add(Verdict::discarded, t->event, stack, ordinal);
         if (t->event.non_blocking && t->event.dst_pinned)
           s->sites.add(Verdict::pinned_block_held, t->event, stack, ordinal);
@@ -238,39 +275,47 @@ c10::DeleterFnPtr Hub::freed(void* context) {
   return t->deleter;
 }
 
-Report Hub::report(const CopyObserver::State& state) {
+Report Hub::report(const CopyObserver::State &state) {
   Report r;
   std::vector<Site> sites;
-  std::vector<c10::intrusive_ptr<c10::StorageImpl>> held;  // released unlocked
+  std::vector<c10::intrusive_ptr<c10::StorageImpl>> held; // released unlocked
   {
     std::lock_guard<std::mutex> lock(mu_);
     settle();
     sites = state.sites.snapshot();
-    for (const Move& m : moves_) {
-      if (m.seq <= state.since) continue;
+    for (const Move &m : moves_) {
+      if (m.seq <= state.since)
+        continue;
       auto old = m.old_storage.lock();
-      if (!old) continue;
-      r.add(stale_after_move(m.event, static_cast<std::int64_t>(old->nbytes())));
+      if (!old)
+        continue;
+      r.add(
+          stale_after_move(m.event, static_cast<std::int64_t>(old->nbytes())));
       held.push_back(std::move(old));
     }
-    for (const auto& [key, route] : state.routes) r.add(route);
+    for (const auto &[key, route] : state.routes)
+      r.add(route);
     r.set_host_syncs(state.host_syncs);
     if (overflow_)
       r.add(Skipped{"", "more than " + std::to_string(kMaxUnread) +
-                            " copies were alive and unread at once: later copies were counted "
+                            " copies were alive and unread at once: later "
+                            "copies were counted "
                             "but not checked for discarded results"});
     if (state.sites.overflowed())
-      r.add(Skipped{"", "findings at more than " + std::to_string(Sites::kMax) +
-                            " distinct call sites: later sites are merged into one finding "
-                            "per kind, without a location"});
+      r.add(Skipped{
+          "",
+          "findings at more than " + std::to_string(Sites::kMax) +
+              " distinct call sites: later sites are merged into one finding "
+              "per kind, without a location"});
   }
   Report out;
-  for (Finding& f : site_findings(sites, symbols_)) out.add(std::move(f));
+  for (Finding &f : site_findings(sites, symbols_))
+    out.add(std::move(f));
   out.merge(r);
   return out;
 }
 
-}  // namespace observer
+} // namespace observer
 
 bool locates_copies() { return observer::stacks_supported(); }
 
@@ -280,16 +325,21 @@ CopyObserver::CopyObserver() : state_(std::make_unique<State>()) {
 
 CopyObserver::~CopyObserver() { observer::Hub::get().detach(state_.get()); }
 
-Report CopyObserver::report() const { return observer::Hub::get().report(*state_); }
+Report CopyObserver::report() const {
+  return observer::Hub::get().report(*state_);
+}
 
-void CopyObserver::watch(const torch::nn::Module& module, const std::string& prefix) {
+void CopyObserver::watch(const torch::nn::Module &module,
+                         const std::string &prefix) {
   std::vector<std::pair<observer::WeakTensor, std::string>> names;
   const std::string dot = prefix.empty() ? "" : prefix + ".";
-  for (const auto& item : module.named_parameters(/*recurse=*/true))
-    names.emplace_back(observer::WeakTensor(item.value().getIntrusivePtr()), dot + item.key());
-  for (const auto& item : module.named_buffers(/*recurse=*/true))
-    names.emplace_back(observer::WeakTensor(item.value().getIntrusivePtr()), dot + item.key());
+  for (const auto &item : module.named_parameters(/*recurse=*/true))
+    names.emplace_back(observer::WeakTensor(item.value().getIntrusivePtr()),
+                       dot + item.key());
+  for (const auto &item : module.named_buffers(/*recurse=*/true))
+    names.emplace_back(observer::WeakTensor(item.value().getIntrusivePtr()),
+                       dot + item.key());
   observer::Hub::get().watch(state_.get(), std::move(names));
 }
 
-}  // namespace devcopy
+} // namespace devcopy

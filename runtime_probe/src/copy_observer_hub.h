@@ -37,45 +37,52 @@ namespace devcopy {
 namespace observer {
 
 using WeakStorage = c10::weak_intrusive_ptr<c10::StorageImpl>;
-using WeakTensor = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+using WeakTensor =
+    c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
 
-inline WeakStorage no_storage() { return WeakStorage(c10::intrusive_ptr<c10::StorageImpl>()); }
+inline WeakStorage no_storage() {
+  return WeakStorage(c10::intrusive_ptr<c10::StorageImpl>());
+}
 
 /// The deleter a tracked copy's storage carries while it is unread.
-void tracked_deleter(void* context);
+void tracked_deleter(void *context);
 
 /// The storage's DataPtr, writable without 2.x's copy-on-write and
 /// data-access checks (the observer never touches the bytes).
 template <class S>
-auto mutable_data_ptr(S& s, int) -> decltype(s._mutable_data_ptr_no_checks()) {
+auto mutable_data_ptr(S &s, int) -> decltype(s._mutable_data_ptr_no_checks()) {
   return s._mutable_data_ptr_no_checks();
 }
-template <class S>
-at::DataPtr& mutable_data_ptr(S& s, long) {
+template <class S> at::DataPtr &mutable_data_ptr(S &s, long) {
   return s.data_ptr();
 }
-inline at::DataPtr& mutable_data_ptr(c10::StorageImpl& s) { return mutable_data_ptr(s, 0); }
+inline at::DataPtr &mutable_data_ptr(c10::StorageImpl &s) {
+  return mutable_data_ptr(s, 0);
+}
 
-inline bool is_tracked(const c10::StorageImpl* s) {
+inline bool is_tracked(const c10::StorageImpl *s) {
   return s->data_ptr().get_deleter() == &tracked_deleter;
 }
 
 /// What the callback decided about one copy, beside its CopyEvent.
 struct CopyFacts {
-  bool sync = false;                   // device-to-host, the host waits
-  bool pageable_non_blocking = false;  // ineffective-non-blocking, reported at once
-  c10::StorageImpl* dst = nullptr;     // a fresh result: track whether it is read
+  bool sync = false; // device-to-host, the host waits
+  bool pageable_non_blocking =
+      false;                       // ineffective-non-blocking, reported at once
+  c10::StorageImpl *dst = nullptr; // a fresh result: track whether it is read
   WeakStorage dst_weak = no_storage();
   WeakStorage src = no_storage();
-  const c10::TensorImpl* src_impl = nullptr;  // compared only, for a watched name
-  const Stack* stack = nullptr;               // where, when captured
+  const c10::TensorImpl *src_impl =
+      nullptr;                  // compared only, for a watched name
+  const Stack *stack = nullptr; // where, when captured
   // transient-device-copy: a host-to-device result (may be a temporary), and
   // a same-device copy_ reading `from` into `into` (described by into_what).
-  const c10::StorageImpl* staged = nullptr;
+  const c10::StorageImpl *staged = nullptr;
   WeakStorage staged_weak = no_storage();
-  const c10::StorageImpl* from = nullptr;
+  const c10::StorageImpl *from = nullptr;
   WeakStorage into = no_storage();
-  const c10::TensorImpl* into_impl = nullptr;  // compared only, for a watched name
+  const c10::TensorImpl *into_impl =
+      nullptr; // compared only, for a watched name
   std::string into_what;
 };
 
@@ -84,39 +91,47 @@ std::uint64_t add_callback();
 void remove_callback(std::uint64_t handle);
 
 class Hub {
- public:
+public:
   /// Never destroyed: a callback or a tracked free may still run while the
   /// process exits.
-  static Hub& get();
+  static Hub &get();
   static bool active() { return active_.load(std::memory_order_relaxed); }
   /// Whether any tracked copy is alive and unread.
-  static bool has_unread() { return unread_.load(std::memory_order_relaxed) != 0; }
-  static bool capture_stacks() { return stacks_.load(std::memory_order_relaxed); }
+  static bool has_unread() {
+    return unread_.load(std::memory_order_relaxed) != 0;
+  }
+  static bool capture_stacks() {
+    return stacks_.load(std::memory_order_relaxed);
+  }
   /// Whether host-to-device results are remembered (transient-device-copy).
-  static bool has_staged() { return staged_count_.load(std::memory_order_relaxed) != 0; }
+  static bool has_staged() {
+    return staged_count_.load(std::memory_order_relaxed) != 0;
+  }
 
-  void attach(CopyObserver::State* state);
-  void detach(CopyObserver::State* state);
-  void watch(CopyObserver::State* state, std::vector<std::pair<WeakTensor, std::string>> names);
+  void attach(CopyObserver::State *state);
+  void detach(CopyObserver::State *state);
+  void watch(CopyObserver::State *state,
+             std::vector<std::pair<WeakTensor, std::string>> names);
 
   void copied(CopyEvent event, CopyFacts facts);
-  void moved(MoveEvent event, WeakStorage old_storage, const c10::TensorImpl* self);
+  void moved(MoveEvent event, WeakStorage old_storage,
+             const c10::TensorImpl *self);
   void synced();
   /// An op read this tracked storage: its copy is used.
-  void read(c10::StorageImpl* storage);
+  void read(c10::StorageImpl *storage);
   /// tracked_deleter: the allocator's deleter for `context`, after judging
   /// the copy freed there.
-  c10::DeleterFnPtr freed(void* context);
+  c10::DeleterFnPtr freed(void *context);
 
-  Report report(const CopyObserver::State& state);
+  Report report(const CopyObserver::State &state);
 
- private:
+private:
   struct Tracked {
-    c10::DeleterFnPtr deleter;  // the allocator's
-    WeakStorage dst;            // to give the allocator its deleter back on detach
+    c10::DeleterFnPtr deleter; // the allocator's
+    WeakStorage dst; // to give the allocator its deleter back on detach
     WeakStorage src;
     std::uint64_t seq;
-    std::uint64_t ordinal;  // among all copies seen
+    std::uint64_t ordinal; // among all copies seen
     CopyEvent event;
     Stack stack;
   };
@@ -138,11 +153,12 @@ class Hub {
   };
 
   void publish() { unread_.store(tracked_.size(), std::memory_order_relaxed); }
-  void stage(const CopyEvent& event, CopyFacts& facts, std::uint64_t seq, std::uint64_t ordinal);
+  void stage(const CopyEvent &event, CopyFacts &facts, std::uint64_t seq,
+             std::uint64_t ordinal);
   /// Judges the staged results that died; callers hold mu_.
   void settle();
-  void record(const std::string& kind, const Tracked& t);
-  std::string name_of(const c10::TensorImpl* impl) const;
+  void record(const std::string &kind, const Tracked &t);
+  std::string name_of(const c10::TensorImpl *impl) const;
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
@@ -150,26 +166,30 @@ class Hub {
   static std::atomic<std::size_t> staged_count_;
 
   std::mutex mu_;
-  std::vector<CopyObserver::State*> observers_;
+  std::vector<CopyObserver::State *> observers_;
   std::uint64_t handle_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t copies_ = 0;
-  std::unordered_map<void*, Tracked> tracked_;  // by the allocation's context
+  std::unordered_map<void *, Tracked> tracked_; // by the allocation's context
   bool overflow_ = false;
   std::vector<Move> moves_;
-  std::unordered_map<const c10::StorageImpl*, Staged> staged_;  // weakly held: no address reuse
-  Symbols symbols_;  // stack hash -> user frame, shared by every observer
+  std::unordered_map<const c10::StorageImpl *, Staged>
+      staged_;      // weakly held: no address reuse
+  Symbols symbols_; // stack hash -> user frame, shared by every observer
 };
 
-}  // namespace observer
+} // namespace observer
 
 struct CopyObserver::State {
-  std::uint64_t since = 0;   // events with a larger sequence number are ours
-  std::uint64_t copies = 0;  // copies seen before it started (ordinals are relative)
+  std::uint64_t since = 0; // events with a larger sequence number are ours
+  std::uint64_t copies =
+      0; // copies seen before it started (ordinals are relative)
   std::map<std::tuple<std::string, std::string, std::string>, CopyRoute> routes;
   observer::Sites sites;
   std::int64_t host_syncs = 0;
-  std::unordered_map<const c10::TensorImpl*, std::pair<observer::WeakTensor, std::string>> names;
+  std::unordered_map<const c10::TensorImpl *,
+                     std::pair<observer::WeakTensor, std::string>>
+      names;
 };
 
-}  // namespace devcopy
+} // namespace devcopy

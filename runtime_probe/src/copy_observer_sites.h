@@ -26,43 +26,45 @@ enum class Verdict : std::uint8_t {
 
 struct Site {
   Verdict verdict;
-  CopyEvent event;  // the first occurrence
+  CopyEvent event; // the first occurrence
   Stack stack;
   std::int64_t count = 0;
   std::int64_t bytes = 0;
-  std::uint64_t first = 0;  // ordinals among the copies the observer saw
+  std::uint64_t first = 0; // ordinals among the copies the observer saw
   std::uint64_t last = 0;
 };
 
 /// Stack hash -> the user's frame, symbolized once per process and shared by
 /// every observer. Bounded: cleared past kMax entries.
 class Symbols {
- public:
+public:
   static constexpr std::size_t kMax = 1 << 14;
-  SourceLocation get(const Stack& stack);
+  SourceLocation get(const Stack &stack);
 
- private:
-  std::mutex mu_;  // never held while symbolizing
+private:
+  std::mutex mu_; // never held while symbolizing
   std::unordered_map<std::uint64_t, SourceLocation> cache_;
 };
 
 class Sites {
- public:
+public:
   /// Distinct sites kept per observer; later new sites are merged into one
   /// per verdict, with no location.
   static constexpr std::size_t kMax = 1024;
 
-  void add(Verdict verdict, const CopyEvent& event, const Stack* stack, std::uint64_t ordinal);
+  void add(Verdict verdict, const CopyEvent &event, const Stack *stack,
+           std::uint64_t ordinal);
   std::vector<Site> snapshot() const;
   bool overflowed() const { return overflowed_; }
 
- private:
+private:
   std::unordered_map<std::string, Site> sites_;
   bool overflowed_ = false;
 };
 
 /// One finding per user location (sites reached through different callers
 /// of the same line are merged), in order of first occurrence.
-std::vector<Finding> site_findings(const std::vector<Site>& sites, Symbols& symbols);
+std::vector<Finding> site_findings(const std::vector<Site> &sites,
+                                   Symbols &symbols);
 
-}  // namespace devcopy::observer
+} // namespace devcopy::observer

@@ -16,7 +16,7 @@
 namespace devcopy::observer {
 
 struct Stack {
-  static constexpr int kMax = 64;  // deep enough to get past LibTorch's dispatch
+  static constexpr int kMax = 64; // deep enough to get past LibTorch's dispatch
   std::uintptr_t pc[kMax];
   int size = 0;
   /// Equal stacks have equal hashes; 0 for an empty stack.
@@ -26,10 +26,10 @@ struct Stack {
 /// True when this build can capture and symbolize stacks.
 bool stacks_supported();
 /// The calling thread's stack, innermost first (a few microseconds).
-void capture(Stack& stack);
+void capture(Stack &stack);
 /// The innermost frame outside LibTorch, the C++ and CUDA runtimes and
 /// devcopy itself; unknown when there is none or stacks are unsupported.
 /// Slow the first time in a process (reads symbol tables); thread-safe.
-SourceLocation user_frame(const Stack& stack);
+SourceLocation user_frame(const Stack &stack);
 
-}  // namespace devcopy::observer
+} // namespace devcopy::observer

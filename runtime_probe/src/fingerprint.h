@@ -24,9 +24,12 @@ DEVCOPY_HD std::uint64_t word_term(std::uint64_t word, std::uint64_t index) {
   // A position key, then each 32-bit half multiplied by an odd constant (a
   // bijection): any change to one word, and any swap of two words, changes
   // the term. Three multiplies a word keep the host loop near memory speed.
-  const std::uint32_t key = static_cast<std::uint32_t>(index ^ (index >> 32)) * 0x9E3779B1u;
-  const std::uint32_t a = (static_cast<std::uint32_t>(word) ^ key) * 0x85EBCA6Bu;
-  const std::uint32_t b = (static_cast<std::uint32_t>(word >> 32) + key) * 0xC2B2AE35u;
+  const std::uint32_t key =
+      static_cast<std::uint32_t>(index ^ (index >> 32)) * 0x9E3779B1u;
+  const std::uint32_t a =
+      (static_cast<std::uint32_t>(word) ^ key) * 0x85EBCA6Bu;
+  const std::uint32_t b =
+      (static_cast<std::uint32_t>(word >> 32) + key) * 0xC2B2AE35u;
   return (static_cast<std::uint64_t>(a) << 32) + b;
 }
 
@@ -39,7 +42,9 @@ DEVCOPY_HD std::uint64_t finish(std::uint64_t sum, std::uint64_t nbytes) {
 }
 
 /// Words a storage of `nbytes` bytes is read as.
-DEVCOPY_HD std::uint64_t word_count(std::uint64_t nbytes) { return (nbytes + 7) / 8; }
+DEVCOPY_HD std::uint64_t word_count(std::uint64_t nbytes) {
+  return (nbytes + 7) / 8;
+}
 
 /// Mask of the valid bytes of word `index` (all ones except in a partial tail).
 DEVCOPY_HD std::uint64_t valid_mask(std::uint64_t nbytes, std::uint64_t index) {
@@ -54,20 +59,22 @@ DEVCOPY_HD std::uint64_t valid_mask(std::uint64_t nbytes, std::uint64_t index) {
 /// element sizes are never called constant.
 struct Pattern {
   std::uint64_t word[2] = {0, 0};
-  std::uint32_t period = 0;  // 0: cannot tell
+  std::uint32_t period = 0; // 0: cannot tell
 };
 
-DEVCOPY_HD Pattern make_pattern(const unsigned char* first, std::uint32_t itemsize,
-                                std::uint64_t nbytes) {
+DEVCOPY_HD Pattern make_pattern(const unsigned char *first,
+                                std::uint32_t itemsize, std::uint64_t nbytes) {
   Pattern p;
-  if (nbytes < itemsize || !(itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8 ||
-                             itemsize == 16))
+  if (nbytes < itemsize || !(itemsize == 1 || itemsize == 2 || itemsize == 4 ||
+                             itemsize == 8 || itemsize == 16))
     return p;
-  p.period = itemsize == 16 ? 2 : 1;  // itemsize is a power of two from here on
+  p.period = itemsize == 16 ? 2 : 1; // itemsize is a power of two from here on
   for (std::uint32_t w = 0; w < p.period; ++w)
     for (std::uint32_t b = 0; b < 8; ++b)
-      p.word[w] |= static_cast<std::uint64_t>(first[(w * 8 + b) & (itemsize - 1)]) << (8 * b);
+      p.word[w] |=
+          static_cast<std::uint64_t>(first[(w * 8 + b) & (itemsize - 1)])
+          << (8 * b);
   return p;
 }
 
-}  // namespace devcopy::detail
+} // namespace devcopy::detail

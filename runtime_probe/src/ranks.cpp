@@ -17,27 +17,26 @@ namespace {
 
 // Little-endian fixed-width fields; strings as length and bytes.
 class Writer {
- public:
-  template <class T>
-  void put(T v) {
-    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+public:
+  template <class T> void put(T v) {
+    const auto *p = reinterpret_cast<const unsigned char *>(&v);
     out_.insert(out_.end(), p, p + sizeof v);
   }
-  void put(const std::string& s) {
+  void put(const std::string &s) {
     put(static_cast<std::uint32_t>(s.size()));
     out_.insert(out_.end(), s.begin(), s.end());
   }
   std::vector<unsigned char> take() { return std::move(out_); }
 
- private:
+private:
   std::vector<unsigned char> out_;
 };
 
 class Reader {
- public:
-  Reader(const unsigned char* data, std::size_t size) : data_(data), size_(size) {}
-  template <class T>
-  T get() {
+public:
+  Reader(const unsigned char *data, std::size_t size)
+      : data_(data), size_(size) {}
+  template <class T> T get() {
     need(sizeof(T));
     T v;
     std::memcpy(&v, data_ + pos_, sizeof v);
@@ -47,96 +46,120 @@ class Reader {
   std::string str() {
     const auto n = get<std::uint32_t>();
     need(n);
-    std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+    std::string s(reinterpret_cast<const char *>(data_ + pos_), n);
     pos_ += n;
     return s;
   }
 
- private:
+private:
   void need(std::size_t n) const {
     if (n > size_ - pos_)
-      throw std::runtime_error("devcopy: a rank's record is truncated (" + std::to_string(size_) +
-                               " bytes): the ranks run different devcopy versions?");
+      throw std::runtime_error(
+          "devcopy: a rank's record is truncated (" + std::to_string(size_) +
+          " bytes): the ranks run different devcopy versions?");
   }
-  const unsigned char* data_;
+  const unsigned char *data_;
   std::size_t size_;
   std::size_t pos_ = 0;
 };
 
 // How much of a GPU a rank holds: the model's bytes, or what its allocator
 // has there if more (a stray load without map_location).
-std::int64_t held(const RankDevice& d) { return std::max(d.reachable, d.allocated); }
+std::int64_t held(const RankDevice &d) {
+  return std::max(d.reachable, d.allocated);
+}
 
-std::string join_ranks(const std::vector<int>& ranks) {
+std::string join_ranks(const std::vector<int> &ranks) {
   std::string s;
   for (std::size_t i = 0; i < ranks.size(); ++i)
-    s += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+    s += (i == 0                  ? ""
+          : i + 1 == ranks.size() ? " and "
+                                  : ", ") +
+         std::to_string(ranks[i]);
   return s;
 }
 
-void table(const std::vector<RankRecord>& ranks, Report& report) {
-  for (const RankRecord& r : ranks)
-    for (const RankDevice& d : r.devices)
-      report.add(RankMemory{r.rank, r.host, d.device, d.reachable, d.allocated, d.reserved});
+void table(const std::vector<RankRecord> &ranks, Report &report) {
+  for (const RankRecord &r : ranks)
+    for (const RankDevice &d : r.devices)
+      report.add(RankMemory{r.rank, r.host, d.device, d.reachable, d.allocated,
+                            d.reserved});
 }
 
-void misplaced(const std::vector<RankRecord>& ranks, Report& report) {
+void misplaced(const std::vector<RankRecord> &ranks, Report &report) {
   struct Use {
     int rank;
-    const RankDevice* device;
+    const RankDevice *device;
   };
-  std::map<std::pair<std::string, std::string>, std::vector<Use>> gpus;  // (host, uuid)
-  for (const RankRecord& r : ranks)
-    for (const RankDevice& d : r.devices)
-      if (!d.gpu.empty() && held(d) > 0) gpus[{r.host, d.gpu}].push_back({r.rank, &d});
-  for (const auto& [gpu, uses] : gpus) {
-    if (uses.size() < 2) continue;
+  std::map<std::pair<std::string, std::string>, std::vector<Use>>
+      gpus; // (host, uuid)
+  for (const RankRecord &r : ranks)
+    for (const RankDevice &d : r.devices)
+      if (!d.gpu.empty() && held(d) > 0)
+        gpus[{r.host, d.gpu}].push_back({r.rank, &d});
+  for (const auto &[gpu, uses] : gpus) {
+    if (uses.size() < 2)
+      continue;
     std::int64_t total = 0, largest = 0;
     std::vector<int> who;
     Finding f;
     f.kind = std::string(rules::kMisplacedRankMemory);
-    for (const Use& u : uses) {
+    for (const Use &u : uses) {
       total += held(*u.device);
       largest = std::max(largest, held(*u.device));
       who.push_back(u.rank);
-      if (std::find(f.devices.begin(), f.devices.end(), u.device->device) == f.devices.end())
+      if (std::find(f.devices.begin(), f.devices.end(), u.device->device) ==
+          f.devices.end())
         f.devices.push_back(u.device->device);
-      std::string line = "rank " + std::to_string(u.rank) + ": " + u.device->device + ", " +
+      std::string line = "rank " + std::to_string(u.rank) + ": " +
+                         u.device->device + ", " +
                          format_bytes(u.device->reachable) + " reachable";
-      if (u.device->allocated >= 0) line += ", " + format_bytes(u.device->allocated) + " allocated";
+      if (u.device->allocated >= 0)
+        line += ", " + format_bytes(u.device->allocated) + " allocated";
       f.details.push_back(std::move(line));
     }
     f.bytes = total - largest;
     std::ostringstream msg;
-    msg << "ranks " << join_ranks(who) << " all hold memory on one GPU, " << uses.front().device->device
-        << " of host " << gpu.first << " (" << gpu.second << "): " << format_bytes(total)
-        << " there, " << format_bytes(f.bytes) << " of it beyond the largest rank's share; give each "
-        << "rank its own GPU: c10::cuda::set_device(local_rank) (torch.cuda.set_device) before "
+    msg << "ranks " << join_ranks(who) << " all hold memory on one GPU, "
+        << uses.front().device->device << " of host " << gpu.first << " ("
+        << gpu.second << "): " << format_bytes(total) << " there, "
+        << format_bytes(f.bytes)
+        << " of it beyond the largest rank's share; give each "
+        << "rank its own GPU: c10::cuda::set_device(local_rank) "
+           "(torch.cuda.set_device) before "
         << "building the model, then build or move it to cuda:<local_rank>";
     f.message = msg.str();
     report.add(std::move(f));
   }
 }
 
-using Key = std::tuple<std::int64_t, int, std::uint64_t>;  // nbytes, dtype, fingerprint
+using Key =
+    std::tuple<std::int64_t, int, std::uint64_t>; // nbytes, dtype, fingerprint
 
-Key key_of(const RankStorage& s) { return {s.nbytes, s.dtype, s.hash}; }
+Key key_of(const RankStorage &s) { return {s.nbytes, s.dtype, s.hash}; }
 
-void replicated(const std::vector<RankRecord>& ranks, int self,
-                const std::vector<std::vector<std::string>>& names, Report& report) {
-  if (ranks.size() < 2) return;
-  const RankRecord* mine = nullptr;
-  for (const RankRecord& r : ranks)
-    if (r.rank == self) mine = &r;
-  if (mine == nullptr) return;
+void replicated(const std::vector<RankRecord> &ranks, int self,
+                const std::vector<std::vector<std::string>> &names,
+                Report &report) {
+  if (ranks.size() < 2)
+    return;
+  const RankRecord *mine = nullptr;
+  for (const RankRecord &r : ranks)
+    if (r.rank == self)
+      mine = &r;
+  if (mine == nullptr)
+    return;
   // Copies of a key every rank holds: the smallest count over the ranks.
   std::map<Key, std::int64_t> common;
-  for (const RankStorage& s : mine->storages) ++common[key_of(s)];
-  for (const RankRecord& r : ranks) {
-    if (&r == mine) continue;
+  for (const RankStorage &s : mine->storages)
+    ++common[key_of(s)];
+  for (const RankRecord &r : ranks) {
+    if (&r == mine)
+      continue;
     std::map<Key, std::int64_t> count;
-    for (const RankStorage& s : r.storages) ++count[key_of(s)];
-    for (auto& [k, n] : common) {
+    for (const RankStorage &s : r.storages)
+      ++count[key_of(s)];
+    for (auto &[k, n] : common) {
       auto it = count.find(k);
       n = std::min(n, it == count.end() ? 0 : it->second);
     }
@@ -146,11 +169,12 @@ void replicated(const std::vector<RankRecord>& ranks, int self,
   std::map<Category, std::set<std::string>> devices;
   std::map<Category, std::int64_t> unnamed;
   for (std::size_t i = 0; i < mine->storages.size(); ++i) {
-    const RankStorage& s = mine->storages[i];
+    const RankStorage &s = mine->storages[i];
     auto it = common.find(key_of(s));
-    if (it->second == 0) continue;
+    if (it->second == 0)
+      continue;
     --it->second;
-    Replicated& r = by[s.category];
+    Replicated &r = by[s.category];
     r.bytes_per_rank += s.nbytes;
     ++r.storages;
     if (i < names.size() && !names[i].empty() && r.tensors.size() < kNames)
@@ -159,26 +183,33 @@ void replicated(const std::vector<RankRecord>& ranks, int self,
       ++unnamed[s.category];
   }
   const auto n = static_cast<std::int64_t>(ranks.size());
-  for (auto& [cat, r] : by) {
+  for (auto &[cat, r] : by) {
     r.category = category_name(cat);
     r.ranks = static_cast<int>(n);
     r.expected = cat != Category::gradient && cat != Category::optimizer_state;
     if (!r.expected) {
       Finding f;
       f.kind = std::string(rules::kReplicatedAcrossRanks);
-      f.bytes = r.bytes_per_rank * (n - 1);  // all ranks together, sharded n ways
+      f.bytes =
+          r.bytes_per_rank * (n - 1); // all ranks together, sharded n ways
       f.tensors = r.tensors;
-      if (unnamed[cat] > 0) f.details.push_back("... and " + std::to_string(unnamed[cat]) + " more storages");
+      if (unnamed[cat] > 0)
+        f.details.push_back("... and " + std::to_string(unnamed[cat]) +
+                            " more storages");
       const std::int64_t kept = r.bytes_per_rank / n;
       std::ostringstream msg;
-      msg << "the " << format_bytes(r.bytes_per_rank) << " of " << r.category << " (" << r.storages
-          << (r.storages == 1 ? " storage" : " storages") << ") are identical on all " << n
-          << " ranks: sharded across the ranks they would take " << format_bytes(kept)
-          << " per rank, saving " << format_bytes(r.bytes_per_rank - kept) << " on each ("
+      msg << "the " << format_bytes(r.bytes_per_rank) << " of " << r.category
+          << " (" << r.storages << (r.storages == 1 ? " storage" : " storages")
+          << ") are identical on all " << n
+          << " ranks: sharded across the ranks they would take "
+          << format_bytes(kept) << " per rank, saving "
+          << format_bytes(r.bytes_per_rank - kept) << " on each ("
           << format_bytes(f.bytes) << " in all); "
           << (cat == Category::optimizer_state
-                  ? "shard the optimizer state (ZeroRedundancyOptimizer, FSDP, DeepSpeed ZeRO-1)"
-                  : "shard the gradients (FSDP SHARD_GRAD_OP, DeepSpeed ZeRO-2), or free them "
+                  ? "shard the optimizer state (ZeroRedundancyOptimizer, FSDP, "
+                    "DeepSpeed ZeRO-1)"
+                  : "shard the gradients (FSDP SHARD_GRAD_OP, DeepSpeed "
+                    "ZeRO-2), or free them "
                     "after each step (zero_grad with set_to_none)");
       f.message = msg.str();
       report.add(std::move(f));
@@ -187,14 +218,14 @@ void replicated(const std::vector<RankRecord>& ranks, int self,
   }
 }
 
-}  // namespace
+} // namespace
 
-std::vector<unsigned char> encode(const RankRecord& record) {
+std::vector<unsigned char> encode(const RankRecord &record) {
   Writer w;
   w.put(static_cast<std::int32_t>(record.rank));
   w.put(record.host);
   w.put(static_cast<std::uint32_t>(record.devices.size()));
-  for (const RankDevice& d : record.devices) {
+  for (const RankDevice &d : record.devices) {
     w.put(d.device);
     w.put(d.gpu);
     w.put(d.reachable);
@@ -202,7 +233,7 @@ std::vector<unsigned char> encode(const RankRecord& record) {
     w.put(d.reserved);
   }
   w.put(static_cast<std::uint64_t>(record.storages.size()));
-  for (const RankStorage& s : record.storages) {
+  for (const RankStorage &s : record.storages) {
     w.put(s.hash);
     w.put(s.nbytes);
     w.put(s.dtype);
@@ -211,7 +242,7 @@ std::vector<unsigned char> encode(const RankRecord& record) {
   return w.take();
 }
 
-RankRecord decode(const unsigned char* data, std::size_t size) {
+RankRecord decode(const unsigned char *data, std::size_t size) {
   Reader r(data, size);
   RankRecord rec;
   rec.rank = r.get<std::int32_t>();
@@ -227,7 +258,8 @@ RankRecord decode(const unsigned char* data, std::size_t size) {
     rec.devices.push_back(std::move(d));
   }
   const auto storages = r.get<std::uint64_t>();
-  if (storages > size) throw std::runtime_error("devcopy: a rank's record is malformed");
+  if (storages > size)
+    throw std::runtime_error("devcopy: a rank's record is malformed");
   rec.storages.reserve(storages);
   for (std::uint64_t i = 0; i < storages; ++i) {
     RankStorage s;
@@ -236,18 +268,20 @@ RankRecord decode(const unsigned char* data, std::size_t size) {
     s.dtype = r.get<std::int8_t>();
     const auto cat = r.get<std::uint8_t>();
     if (cat > static_cast<std::uint8_t>(Category::optimizer_state))
-      throw std::runtime_error("devcopy: a rank's record names an unknown storage category");
+      throw std::runtime_error(
+          "devcopy: a rank's record names an unknown storage category");
     s.category = static_cast<Category>(cat);
     rec.storages.push_back(s);
   }
   return rec;
 }
 
-void merge_ranks(const std::vector<RankRecord>& ranks, int self,
-                 const std::vector<std::vector<std::string>>& names, Report& report) {
+void merge_ranks(const std::vector<RankRecord> &ranks, int self,
+                 const std::vector<std::vector<std::string>> &names,
+                 Report &report) {
   misplaced(ranks, report);
   replicated(ranks, self, names, report);
   table(ranks, report);
 }
 
-}  // namespace devcopy::detail
+} // namespace devcopy::detail

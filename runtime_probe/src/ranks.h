@@ -14,8 +14,8 @@
 namespace devcopy::detail {
 
 struct RankDevice {
-  std::string device;  // "cpu", "cuda:1": the rank's own numbering
-  std::string gpu;     // the GPU's UUID; empty for the CPU
+  std::string device; // "cpu", "cuda:1": the rank's own numbering
+  std::string gpu;    // the GPU's UUID; empty for the CPU
   std::int64_t reachable = 0;
   std::int64_t allocated = -1;
   std::int64_t reserved = -1;
@@ -35,14 +35,15 @@ struct RankRecord {
   std::vector<RankStorage> storages;
 };
 
-std::vector<unsigned char> encode(const RankRecord& record);
+std::vector<unsigned char> encode(const RankRecord &record);
 /// Throws std::runtime_error naming what is malformed.
-RankRecord decode(const unsigned char* data, std::size_t size);
+RankRecord decode(const unsigned char *data, std::size_t size);
 
 /// Adds to `report` the per-rank memory table, replicated bytes by category
 /// (findings for gradients and optimizer state), and misplaced-rank-memory.
 /// `names[i]` are the reporting rank's names for its storages[i].
-void merge_ranks(const std::vector<RankRecord>& ranks, int self,
-                 const std::vector<std::vector<std::string>>& names, Report& report);
+void merge_ranks(const std::vector<RankRecord> &ranks, int self,
+                 const std::vector<std::vector<std::string>> &names,
+                 Report &report);
 
-}  // namespace devcopy::detail
+} // namespace devcopy::detail

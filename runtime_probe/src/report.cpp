@@ -10,52 +10,64 @@
 
 namespace devcopy {
 
-std::vector<Finding> Report::findings(const std::string& kind) const {
+std::vector<Finding> Report::findings(const std::string &kind) const {
   std::vector<Finding> out;
-  for (const Finding& f : findings_)
-    if (f.kind == kind) out.push_back(f);
+  for (const Finding &f : findings_)
+    if (f.kind == kind)
+      out.push_back(f);
   return out;
 }
 
 std::int64_t Report::wasted_bytes() const {
   std::int64_t sum = 0;
-  for (const Finding& f : findings_) sum += f.bytes;
+  for (const Finding &f : findings_)
+    sum += f.bytes;
   return sum;
 }
 
-void Report::merge(const Report& other) {
-  findings_.insert(findings_.end(), other.findings_.begin(), other.findings_.end());
+void Report::merge(const Report &other) {
+  findings_.insert(findings_.end(), other.findings_.begin(),
+                   other.findings_.end());
   shared_.insert(shared_.end(), other.shared_.begin(), other.shared_.end());
   devices_.insert(devices_.end(), other.devices_.begin(), other.devices_.end());
   copies_.insert(copies_.end(), other.copies_.begin(), other.copies_.end());
   skipped_.insert(skipped_.end(), other.skipped_.begin(), other.skipped_.end());
   ranks_.insert(ranks_.end(), other.ranks_.begin(), other.ranks_.end());
-  replicated_.insert(replicated_.end(), other.replicated_.begin(), other.replicated_.end());
+  replicated_.insert(replicated_.end(), other.replicated_.begin(),
+                     other.replicated_.end());
   host_syncs_ += other.host_syncs_;
 }
 
 namespace {
 
-std::map<int, std::int64_t> reachable_per_rank(const std::vector<RankMemory>& ranks) {
+std::map<int, std::int64_t>
+reachable_per_rank(const std::vector<RankMemory> &ranks) {
   std::map<int, std::int64_t> total;
-  for (const RankMemory& m : ranks) total[m.rank] += m.reachable_bytes;
+  for (const RankMemory &m : ranks)
+    total[m.rank] += m.reachable_bytes;
   return total;
 }
 
-}  // namespace
+} // namespace
 
 double Report::rank_skew() const {
   const auto total = reachable_per_rank(ranks_);
-  if (total.empty()) return 0;
-  auto [lo, hi] = std::minmax_element(total.begin(), total.end(),
-                                      [](const auto& a, const auto& b) { return a.second < b.second; });
-  return lo->second > 0 ? static_cast<double>(hi->second) / static_cast<double>(lo->second) : 0;
+  if (total.empty())
+    return 0;
+  auto [lo, hi] = std::minmax_element(
+      total.begin(), total.end(),
+      [](const auto &a, const auto &b) { return a.second < b.second; });
+  return lo->second > 0
+             ? static_cast<double>(hi->second) / static_cast<double>(lo->second)
+             : 0;
 }
 
 std::string format_bytes(std::int64_t bytes) {
-  if (bytes < 0) return "-" + format_bytes(-bytes);
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 0)
+    return "-" + format_bytes(-bytes);
+  if (bytes < 1024)
+    return std::to_string(bytes) + " B";
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes) / 1024.0;
   int u = 0;
   while (v >= 1024.0 && u < 4) {
@@ -71,34 +83,49 @@ namespace {
 
 // JSON string escaping per RFC 8259: quote, backslash and control characters;
 // other bytes (UTF-8 included) pass through unchanged.
-void put_string(std::ostream& os, const std::string& s) {
+void put_string(std::ostream &os, const std::string &s) {
   os << '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': os << "\\\""; break;
-      case '\\': os << "\\\\"; break;
-      case '\n': os << "\\n"; break;
-      case '\r': os << "\\r"; break;
-      case '\t': os << "\\t"; break;
-      case '\b': os << "\\b"; break;
-      case '\f': os << "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          os << buf;
-        } else {
-          os << c;
-        }
+    case '"':
+      os << "\\\"";
+      break;
+    case '\\':
+      os << "\\\\";
+      break;
+    case '\n':
+      os << "\\n";
+      break;
+    case '\r':
+      os << "\\r";
+      break;
+    case '\t':
+      os << "\\t";
+      break;
+    case '\b':
+      os << "\\b";
+      break;
+    case '\f':
+      os << "\\f";
+      break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        os << buf;
+      } else {
+        os << c;
+      }
     }
   }
   os << '"';
 }
 
-void put_strings(std::ostream& os, const std::vector<std::string>& v) {
+void put_strings(std::ostream &os, const std::vector<std::string> &v) {
   os << '[';
   for (size_t i = 0; i < v.size(); ++i) {
-    if (i) os << ',';
+    if (i)
+      os << ',';
     put_string(os, v[i]);
   }
   os << ']';
@@ -106,51 +133,62 @@ void put_strings(std::ostream& os, const std::vector<std::string>& v) {
 
 // Writes `"key":` with a leading comma for every key but the first.
 class Object {
- public:
-  explicit Object(std::ostream& os) : os_(os) { os_ << '{'; }
+public:
+  explicit Object(std::ostream &os) : os_(os) { os_ << '{'; }
   ~Object() { os_ << '}'; }
-  std::ostream& key(const char* k) {
-    if (!first_) os_ << ',';
+  std::ostream &key(const char *k) {
+    if (!first_)
+      os_ << ',';
     first_ = false;
     put_string(os_, k);
     return os_ << ':';
   }
-  void str(const char* k, const std::string& v) { put_string(key(k), v); }
-  void num(const char* k, std::int64_t v) { key(k) << v; }
-  void strs(const char* k, const std::vector<std::string>& v) { put_strings(key(k), v); }
+  void str(const char *k, const std::string &v) { put_string(key(k), v); }
+  void num(const char *k, std::int64_t v) { key(k) << v; }
+  void strs(const char *k, const std::vector<std::string> &v) {
+    put_strings(key(k), v);
+  }
 
- private:
-  std::ostream& os_;
+private:
+  std::ostream &os_;
   bool first_ = true;
 };
 
 template <class T, class F>
-void put_array(Object& obj, const char* k, const std::vector<T>& items, F&& each) {
-  std::ostream& os = obj.key(k);
+void put_array(Object &obj, const char *k, const std::vector<T> &items,
+               F &&each) {
+  std::ostream &os = obj.key(k);
   os << '[';
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i) os << ',';
+    if (i)
+      os << ',';
     each(os, items[i]);
   }
   os << ']';
 }
 
-void print_list(std::ostream& os, const char* label, const std::vector<std::string>& v) {
-  if (v.empty()) return;
+void print_list(std::ostream &os, const char *label,
+                const std::vector<std::string> &v) {
+  if (v.empty())
+    return;
   // For people: a long list is cut (to_json keeps every name).
   constexpr size_t kShown = 20;
   os << "    " << label << ": ";
-  for (size_t i = 0; i < v.size() && i < kShown; ++i) os << (i ? ", " : "") << v[i];
-  if (v.size() > kShown) os << " and " << v.size() - kShown << " more";
+  for (size_t i = 0; i < v.size() && i < kShown; ++i)
+    os << (i ? ", " : "") << v[i];
+  if (v.size() > kShown)
+    os << " and " << v.size() - kShown << " more";
   os << '\n';
 }
 
-}  // namespace
+} // namespace
 
-std::string location_text(const SourceLocation& l) {
+std::string location_text(const SourceLocation &l) {
   std::string out = l.file.empty() ? std::string("<no debug info>") : l.file;
-  if (l.line > 0) out += ":" + std::to_string(l.line);
-  if (!l.function.empty()) out += " in " + l.function;
+  if (l.line > 0)
+    out += ":" + std::to_string(l.line);
+  if (!l.function.empty())
+    out += " in " + l.function;
   return out;
 }
 
@@ -158,39 +196,42 @@ std::string Report::to_json() const {
   std::ostringstream os;
   {
     Object root(os);
-    put_array(root, "findings", findings_, [](std::ostream& o, const Finding& f) {
-      Object obj(o);
-      obj.str("kind", f.kind);
-      obj.str("message", f.message);
-      obj.num("bytes", f.bytes);
-      obj.strs("devices", f.devices);
-      obj.strs("tensors", f.tensors);
-      obj.str("op", f.op);
-      obj.str("module", f.module);
-      obj.strs("details", f.details);
-      obj.str("function", f.location.function);
-      obj.str("file", f.location.file);
-      obj.num("line", f.location.line);
-      obj.num("count", f.count);
-      obj.num("first", f.first);
-      obj.num("last", f.last);
-    });
-    put_array(root, "shared", shared_, [](std::ostream& o, const SharedStorage& s) {
-      Object obj(o);
-      obj.str("device", s.device);
-      obj.num("bytes", s.bytes);
-      obj.strs("tensors", s.tensors);
-    });
-    put_array(root, "devices", devices_, [](std::ostream& o, const DeviceMemory& d) {
-      Object obj(o);
-      obj.str("device", d.device);
-      obj.num("reachable_bytes", d.reachable_bytes);
-      obj.num("allocated_bytes", d.allocated_bytes);
-      obj.num("reserved_bytes", d.reserved_bytes);
-      obj.num("reserved_unused_bytes", d.reserved_unused_bytes);
-      obj.num("largest_free_block", d.largest_free_block);
-    });
-    put_array(root, "copies", copies_, [](std::ostream& o, const CopyRoute& c) {
+    put_array(root, "findings", findings_,
+              [](std::ostream &o, const Finding &f) {
+                Object obj(o);
+                obj.str("kind", f.kind);
+                obj.str("message", f.message);
+                obj.num("bytes", f.bytes);
+                obj.strs("devices", f.devices);
+                obj.strs("tensors", f.tensors);
+                obj.str("op", f.op);
+                obj.str("module", f.module);
+                obj.strs("details", f.details);
+                obj.str("function", f.location.function);
+                obj.str("file", f.location.file);
+                obj.num("line", f.location.line);
+                obj.num("count", f.count);
+                obj.num("first", f.first);
+                obj.num("last", f.last);
+              });
+    put_array(root, "shared", shared_,
+              [](std::ostream &o, const SharedStorage &s) {
+                Object obj(o);
+                obj.str("device", s.device);
+                obj.num("bytes", s.bytes);
+                obj.strs("tensors", s.tensors);
+              });
+    put_array(root, "devices", devices_,
+              [](std::ostream &o, const DeviceMemory &d) {
+                Object obj(o);
+                obj.str("device", d.device);
+                obj.num("reachable_bytes", d.reachable_bytes);
+                obj.num("allocated_bytes", d.allocated_bytes);
+                obj.num("reserved_bytes", d.reserved_bytes);
+                obj.num("reserved_unused_bytes", d.reserved_unused_bytes);
+                obj.num("largest_free_block", d.largest_free_block);
+              });
+    put_array(root, "copies", copies_, [](std::ostream &o, const CopyRoute &c) {
       Object obj(o);
       obj.str("src_device", c.src_device);
       obj.str("dst_device", c.dst_device);
@@ -198,31 +239,34 @@ std::string Report::to_json() const {
       obj.num("count", c.count);
       obj.num("bytes", c.bytes);
     });
-    put_array(root, "skipped", skipped_, [](std::ostream& o, const Skipped& s) {
+    put_array(root, "skipped", skipped_, [](std::ostream &o, const Skipped &s) {
       Object obj(o);
       obj.str("tensor", s.tensor);
       obj.str("reason", s.reason);
     });
-    // Keys of inspect_distributed() reports only: single-process JSON stays as it was.
+    // Keys of inspect_distributed() reports only: single-process JSON stays as
+    // it was.
     if (!ranks_.empty()) {
-      put_array(root, "ranks", ranks_, [](std::ostream& o, const RankMemory& m) {
-        Object obj(o);
-        obj.num("rank", m.rank);
-        obj.str("host", m.host);
-        obj.str("device", m.device);
-        obj.num("reachable_bytes", m.reachable_bytes);
-        obj.num("allocated_bytes", m.allocated_bytes);
-        obj.num("reserved_bytes", m.reserved_bytes);
-      });
-      put_array(root, "replicated", replicated_, [](std::ostream& o, const Replicated& r) {
-        Object obj(o);
-        obj.str("category", r.category);
-        obj.num("ranks", r.ranks);
-        obj.num("bytes_per_rank", r.bytes_per_rank);
-        obj.num("storages", r.storages);
-        obj.key("expected") << (r.expected ? "true" : "false");
-        obj.strs("tensors", r.tensors);
-      });
+      put_array(root, "ranks", ranks_,
+                [](std::ostream &o, const RankMemory &m) {
+                  Object obj(o);
+                  obj.num("rank", m.rank);
+                  obj.str("host", m.host);
+                  obj.str("device", m.device);
+                  obj.num("reachable_bytes", m.reachable_bytes);
+                  obj.num("allocated_bytes", m.allocated_bytes);
+                  obj.num("reserved_bytes", m.reserved_bytes);
+                });
+      put_array(root, "replicated", replicated_,
+                [](std::ostream &o, const Replicated &r) {
+                  Object obj(o);
+                  obj.str("category", r.category);
+                  obj.num("ranks", r.ranks);
+                  obj.num("bytes_per_rank", r.bytes_per_rank);
+                  obj.num("storages", r.storages);
+                  obj.key("expected") << (r.expected ? "true" : "false");
+                  obj.strs("tensors", r.tensors);
+                });
       char skew[32];
       std::snprintf(skew, sizeof skew, "%.4f", rank_skew());
       root.key("rank_skew") << skew;
@@ -233,45 +277,52 @@ std::string Report::to_json() const {
   return os.str();
 }
 
-std::ostream& operator<<(std::ostream& os, const Finding& f) {
+std::ostream &operator<<(std::ostream &os, const Finding &f) {
   os << "devcopy: " << f.kind << ": " << format_bytes(f.bytes) << '\n';
   os << "    " << f.message << '\n';
   print_list(os, "tensors", f.tensors);
   print_list(os, "devices", f.devices);
-  if (!f.op.empty()) os << "    op: " << f.op << '\n';
-  if (!f.module.empty()) os << "    module: " << f.module << '\n';
-  if (f.location.known()) os << "    at: " << location_text(f.location) << '\n';
+  if (!f.op.empty())
+    os << "    op: " << f.op << '\n';
+  if (!f.module.empty())
+    os << "    module: " << f.module << '\n';
+  if (f.location.known())
+    os << "    at: " << location_text(f.location) << '\n';
   if (f.count > 1)
-    os << "    " << f.count << " times, copies #" << f.first << " to #" << f.last << '\n';
-  for (const std::string& d : f.details) os << "      " << d << '\n';
+    os << "    " << f.count << " times, copies #" << f.first << " to #"
+       << f.last << '\n';
+  for (const std::string &d : f.details)
+    os << "      " << d << '\n';
   return os;
 }
 
-std::ostream& operator<<(std::ostream& os, const Report& r) {
-  for (const Finding& f : r.findings()) os << f << '\n';
-  for (const SharedStorage& s : r.shared()) {
-    os << "devcopy: info: shared storage, " << format_bytes(s.bytes) << " on " << s.device
-       << ", counted once\n";
+std::ostream &operator<<(std::ostream &os, const Report &r) {
+  for (const Finding &f : r.findings())
+    os << f << '\n';
+  for (const SharedStorage &s : r.shared()) {
+    os << "devcopy: info: shared storage, " << format_bytes(s.bytes) << " on "
+       << s.device << ", counted once\n";
     print_list(os, "tensors", s.tensors);
   }
-  for (const DeviceMemory& d : r.devices()) {
-    os << "devcopy: memory on " << d.device << ": " << format_bytes(d.reachable_bytes)
-       << " reachable";
+  for (const DeviceMemory &d : r.devices()) {
+    os << "devcopy: memory on " << d.device << ": "
+       << format_bytes(d.reachable_bytes) << " reachable";
     if (d.allocated_bytes >= 0)
       os << ", " << format_bytes(d.allocated_bytes) << " allocated, "
          << format_bytes(d.reserved_bytes) << " reserved ("
-         << format_bytes(d.reserved_unused_bytes) << " unused, largest free block "
-         << format_bytes(d.largest_free_block) << ")";
+         << format_bytes(d.reserved_unused_bytes)
+         << " unused, largest free block " << format_bytes(d.largest_free_block)
+         << ")";
     os << '\n';
   }
-  for (const Replicated& x : r.replicated())
+  for (const Replicated &x : r.replicated())
     if (x.expected)
-      os << "devcopy: info: " << x.category << " replicated on all " << x.ranks << " ranks, "
-         << format_bytes(x.bytes_per_rank) << " per rank in " << x.storages
-         << " storages (expected under data parallelism)\n";
-  for (const RankMemory& m : r.ranks()) {
-    os << "devcopy: rank " << m.rank << " (" << m.host << ") memory on " << m.device << ": "
-       << format_bytes(m.reachable_bytes) << " reachable";
+      os << "devcopy: info: " << x.category << " replicated on all " << x.ranks
+         << " ranks, " << format_bytes(x.bytes_per_rank) << " per rank in "
+         << x.storages << " storages (expected under data parallelism)\n";
+  for (const RankMemory &m : r.ranks()) {
+    os << "devcopy: rank " << m.rank << " (" << m.host << ") memory on "
+       << m.device << ": " << format_bytes(m.reachable_bytes) << " reachable";
     if (m.allocated_bytes >= 0)
       os << ", " << format_bytes(m.allocated_bytes) << " allocated, "
          << format_bytes(m.reserved_bytes) << " reserved";
@@ -279,20 +330,22 @@ std::ostream& operator<<(std::ostream& os, const Report& r) {
   }
   if (!r.ranks().empty()) {
     const auto total = reachable_per_rank(r.ranks());
-    auto [lo, hi] = std::minmax_element(total.begin(), total.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    auto [lo, hi] = std::minmax_element(
+        total.begin(), total.end(),
+        [](const auto &a, const auto &b) { return a.second < b.second; });
     char skew[32];
     std::snprintf(skew, sizeof skew, "%.2fx", r.rank_skew());
-    os << "devcopy: rank memory skew " << (lo->second > 0 ? skew : "unbounded") << ": rank "
-       << hi->first << " holds " << format_bytes(hi->second) << " reachable, rank " << lo->first
-       << " " << format_bytes(lo->second) << '\n';
+    os << "devcopy: rank memory skew " << (lo->second > 0 ? skew : "unbounded")
+       << ": rank " << hi->first << " holds " << format_bytes(hi->second)
+       << " reachable, rank " << lo->first << " " << format_bytes(lo->second)
+       << '\n';
   }
-  for (const CopyRoute& c : r.copies())
-    os << "devcopy: copies " << c.src_device << " -> " << c.dst_device << " (" << c.dtype
-       << "): " << c.count << ", " << format_bytes(c.bytes) << '\n';
-  if (r.host_syncs() > 0) os << "devcopy: device-to-host syncs: " << r.host_syncs() << '\n';
-  for (const Skipped& s : r.skipped())
+  for (const CopyRoute &c : r.copies())
+    os << "devcopy: copies " << c.src_device << " -> " << c.dst_device << " ("
+       << c.dtype << "): " << c.count << ", " << format_bytes(c.bytes) << '\n';
+  if (r.host_syncs() > 0)
+    os << "devcopy: device-to-host syncs: " << r.host_syncs() << '\n';
+  for (const Skipped &s : r.skipped())
     os << "devcopy: skipped " << s.tensor << ": " << s.reason << '\n';
   os << "devcopy: summary: " << r.findings().size()
      << (r.findings().size() == 1 ? " finding, " : " findings, ")
@@ -300,4 +353,4 @@ std::ostream& operator<<(std::ostream& os, const Report& r) {
   return os;
 }
 
-}  // namespace devcopy
+} // namespace devcopy

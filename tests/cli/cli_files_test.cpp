@@ -22,7 +22,7 @@ namespace stdfs = std::filesystem;
 namespace {
 
 class Files : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     char tmpl[] = "/tmp/devcopy_cli_filesXXXXXX";
     dir_ = mkdtemp(tmpl);
@@ -31,11 +31,11 @@ class Files : public ::testing::Test {
     stdfs::permissions(dir_, stdfs::perms::owner_all, stdfs::perm_options::add);
     stdfs::remove_all(dir_);
   }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-  void write(const std::string& name, const std::string& text) const {
+  std::string path(const std::string &name) const { return dir_ + "/" + name; }
+  void write(const std::string &name, const std::string &text) const {
     std::ofstream(path(name), std::ios::binary) << text;
   }
-  std::string read(const std::string& name) const {
+  std::string read(const std::string &name) const {
     std::ifstream in(path(name), std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -43,7 +43,8 @@ class Files : public ::testing::Test {
   }
   /// Only the files the test made: no temporary file may be left behind.
   std::size_t entries() const {
-    return std::size_t(std::distance(stdfs::directory_iterator(dir_), stdfs::directory_iterator()));
+    return std::size_t(std::distance(stdfs::directory_iterator(dir_),
+                                     stdfs::directory_iterator()));
   }
   std::string dir_;
 };
@@ -55,8 +56,8 @@ TEST_F(Files, ReplacesOnlyOnCommitAndKeepsPermissions) {
   ASSERT_TRUE(bool(f)) << llvm::toString(f.takeError());
   f->os() << "new report";
   f->os().flush();
-  EXPECT_EQ(read("report.txt"), "previous");  // not truncated while in progress
-  EXPECT_EQ(entries(), 2u);                    // the report and its temporary
+  EXPECT_EQ(read("report.txt"), "previous"); // not truncated while in progress
+  EXPECT_EQ(entries(), 2u);                  // the report and its temporary
   ASSERT_FALSE(bool(f->commit()));
   EXPECT_EQ(read("report.txt"), "new report");
   EXPECT_EQ(entries(), 1u);
@@ -71,7 +72,7 @@ TEST_F(Files, AnAbandonedWriteLeavesThePreviousFile) {
     auto f = AtomicFile::create(path("baseline.json"));
     ASSERT_TRUE(bool(f));
     f->os() << std::string(1 << 20, 'x');
-  }  // destroyed without commit: a failed run
+  } // destroyed without commit: a failed run
   EXPECT_EQ(read("baseline.json"), "{\"old\": true}");
   EXPECT_EQ(entries(), 1u);
 }
@@ -79,7 +80,8 @@ TEST_F(Files, AnAbandonedWriteLeavesThePreviousFile) {
 TEST_F(Files, ASymlinkStaysALinkAndItsTargetIsReplaced) {
   write("real.cpp", "old");
   stdfs::create_symlink(path("real.cpp"), path("link.cpp"));
-  ASSERT_FALSE(bool(writeAtomically(path("link.cpp"), [](llvm::raw_ostream& o) { o << "new"; })));
+  ASSERT_FALSE(bool(writeAtomically(path("link.cpp"),
+                                    [](llvm::raw_ostream &o) { o << "new"; })));
   EXPECT_TRUE(stdfs::is_symlink(path("link.cpp")));
   EXPECT_EQ(read("real.cpp"), "new");
 }
@@ -87,26 +89,32 @@ TEST_F(Files, ASymlinkStaysALinkAndItsTargetIsReplaced) {
 TEST_F(Files, UnwritableTargetsAreErrorsNamingTheFile) {
   write("locked.cpp", "keep");
   chmod(path("locked.cpp").c_str(), 0444);
-  llvm::Error err = writeAtomically(path("locked.cpp"), [](llvm::raw_ostream& o) { o << "x"; });
+  llvm::Error err = writeAtomically(path("locked.cpp"),
+                                    [](llvm::raw_ostream &o) { o << "x"; });
   ASSERT_TRUE(bool(err));
   std::string msg = llvm::toString(std::move(err));
   EXPECT_NE(msg.find("locked.cpp"), std::string::npos) << msg;
   EXPECT_NE(msg.find("read-only"), std::string::npos) << msg;
   EXPECT_EQ(read("locked.cpp"), "keep");
 
-  err = writeAtomically(path("no/such/dir/out.json"), [](llvm::raw_ostream& o) { o << "x"; });
+  err = writeAtomically(path("no/such/dir/out.json"),
+                        [](llvm::raw_ostream &o) { o << "x"; });
   ASSERT_TRUE(bool(err));
-  EXPECT_NE(llvm::toString(std::move(err)).find("no/such/dir"), std::string::npos);
+  EXPECT_NE(llvm::toString(std::move(err)).find("no/such/dir"),
+            std::string::npos);
 
   // A full disk shows when the data is written, not when the file is opened.
-  err = writeAtomically("/dev/full", [](llvm::raw_ostream& o) { o << std::string(1 << 16, 'x'); });
+  err = writeAtomically("/dev/full", [](llvm::raw_ostream &o) {
+    o << std::string(1 << 16, 'x');
+  });
   ASSERT_TRUE(bool(err));
   msg = llvm::toString(std::move(err));
   EXPECT_NE(msg.find("/dev/full"), std::string::npos) << msg;
   EXPECT_NE(msg.find("space"), std::string::npos) << msg;
 }
 
-Finding fixable(const std::string& file, unsigned offset, const std::string& text) {
+Finding fixable(const std::string &file, unsigned offset,
+                const std::string &text) {
   Finding f;
   f.rule = "devcopy-discarded-copy";
   f.where.file = file;
@@ -126,7 +134,7 @@ TEST_F(Files, FixesReachingAFileByTwoPathsApplyOnce) {
                                    fixable(path("alias/a.cpp"), 16, "t = ")};
   SourceText sources;
   std::vector<ToolError> errors;
-  EXPECT_EQ(applyFixes(findings, sources, errors), 2u);  // one edit fixes both
+  EXPECT_EQ(applyFixes(findings, sources, errors), 2u); // one edit fixes both
   EXPECT_TRUE(errors.empty());
   EXPECT_EQ(read("src/a.cpp"), "void f(T t) {\n  t = t.to(d);\n}\n");
   EXPECT_TRUE(findings.empty());
@@ -142,10 +150,12 @@ TEST_F(Files, AnUnwritableFileKeepsEveryFindingAndEveryFile) {
   std::vector<ToolError> errors;
   EXPECT_EQ(applyFixes(findings, sources, errors), 0u);
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].message.find("b.h"), std::string::npos) << errors[0].message;
-  EXPECT_NE(errors[0].message.find("read-only"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[0].message.find("b.h"), std::string::npos)
+      << errors[0].message;
+  EXPECT_NE(errors[0].message.find("read-only"), std::string::npos)
+      << errors[0].message;
   EXPECT_EQ(findings.size(), 2u);
-  EXPECT_EQ(read("a.cpp"), "  t.to(d);\n");  // all files or none
+  EXPECT_EQ(read("a.cpp"), "  t.to(d);\n"); // all files or none
   EXPECT_EQ(read("b.h"), "  u.to(d);\n");
   EXPECT_EQ(entries(), 2u);
 }
@@ -156,8 +166,9 @@ template <typename T> std::string errorOf(llvm::Expected<T> value) {
 }
 
 TEST(Input, NestingIsBoundedBeforeAnyParserRecurses) {
-  std::string deep = "{\"version\": 1, \"entries\": " + std::string(50000, '[') +
-                     std::string(50000, ']') + "}";
+  std::string deep =
+      "{\"version\": 1, \"entries\": " + std::string(50000, '[') +
+      std::string(50000, ']') + "}";
   std::string error = errorOf(Baseline::parse(deep, "deep.json"));
   EXPECT_NE(error.find("nested more than"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
@@ -165,15 +176,21 @@ TEST(Input, NestingIsBoundedBeforeAnyParserRecurses) {
   std::string fine = "{\"version\": 1, \"entries\": [{\"fingerprint\": \"" +
                      std::string(1000, '[') + "\"}]}";
   EXPECT_EQ(errorOf(Baseline::parse(fine, "fine.json")), "");
-  EXPECT_TRUE(nestingError(std::string(300, '[') , /*json=*/false));
-  EXPECT_FALSE(nestingError("Checks: '-*,devcopy-*'\nCheckOptions: {a: [b]}\n", false));
+  EXPECT_TRUE(nestingError(std::string(300, '['), /*json=*/false));
+  EXPECT_FALSE(
+      nestingError("Checks: '-*,devcopy-*'\nCheckOptions: {a: [b]}\n", false));
 }
 
 TEST(Input, HostileJsonGivesOneLineErrors) {
-  const char* hostile[] = {"", "\xff\xfe\x00garbage", "[{\"fingerprint\":", "{\"version\": 1e999999}",
-                           "\"\\ud800\"", "{\"version\": 1, \"entries\": [1, 2]}",
-                           "{\"version\": 18446744073709551616, \"entries\": []}"};
-  for (const char* text : hostile) {
+  const char *hostile[] = {
+      "",
+      "\xff\xfe\x00garbage",
+      "[{\"fingerprint\":",
+      "{\"version\": 1e999999}",
+      "\"\\ud800\"",
+      "{\"version\": 1, \"entries\": [1, 2]}",
+      "{\"version\": 18446744073709551616, \"entries\": []}"};
+  for (const char *text : hostile) {
     std::string error = errorOf(Baseline::parse(text, "b.json"));
     EXPECT_FALSE(error.empty()) << text;
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
@@ -184,7 +201,7 @@ TEST(Input, HostileJsonGivesOneLineErrors) {
 // --- the results cache (Cache.h) and shards (Shard.h) ----------------------
 
 /// Reads `file` through `fs` as clang does: open, then the buffer.
-void readThrough(llvm::vfs::FileSystem& fs, const std::string& file) {
+void readThrough(llvm::vfs::FileSystem &fs, const std::string &file) {
   auto f = fs.openFileForRead(file);
   ASSERT_TRUE(bool(f)) << file;
   ASSERT_TRUE(bool((*f)->getBuffer(file)));
@@ -193,9 +210,11 @@ void readThrough(llvm::vfs::FileSystem& fs, const std::string& file) {
 TEST_F(Files, CacheReusesAnEntryOnlyWhileEveryAnswerHolds) {
   write("a.h", "int a;");
   write("opened.h", "int o;");
-  auto recorder = llvm::makeIntrusiveRefCnt<DependencyRecorder>(llvm::vfs::getRealFileSystem());
+  auto recorder = llvm::makeIntrusiveRefCnt<DependencyRecorder>(
+      llvm::vfs::getRealFileSystem());
   readThrough(*recorder, path("a.h"));
-  ASSERT_TRUE(bool(recorder->openFileForRead(path("opened.h"))));  // opened, never read
+  ASSERT_TRUE(
+      bool(recorder->openFileForRead(path("opened.h")))); // opened, never read
   EXPECT_FALSE(recorder->exists(path("shadow.h")));
   Dependencies deps = recorder->take();
   EXPECT_EQ(deps.read.at(path("a.h")), contentHash("int a;"));
@@ -206,22 +225,26 @@ TEST_F(Files, CacheReusesAnEntryOnlyWhileEveryAnswerHolds) {
   std::string key = ResultCache(path("cache"), "tool 1").key({"unit", "a.cpp"});
   EXPECT_NE(key, ResultCache(path("cache"), "tool 2").key({"unit", "a.cpp"}));
   EXPECT_NE(key, ResultCache(path("cache"), "tool 1").key({"unit", "b.cpp"}));
-  EXPECT_NE(ResultCache("", "").key({"ab", "c"}), ResultCache("", "").key({"a", "bc"}));
-  ASSERT_FALSE(bool(ResultCache(path("cache"), "tool 1").store(key, deps, payload)));
+  EXPECT_NE(ResultCache("", "").key({"ab", "c"}),
+            ResultCache("", "").key({"a", "bc"}));
+  ASSERT_FALSE(
+      bool(ResultCache(path("cache"), "tool 1").store(key, deps, payload)));
   // Each run is a new ResultCache: it hashes each file once.
   auto lookup = [&] {
     std::string note;
-    std::optional<llvm::json::Value> hit = ResultCache(path("cache"), "tool 1").lookup(key, note);
+    std::optional<llvm::json::Value> hit =
+        ResultCache(path("cache"), "tool 1").lookup(key, note);
     EXPECT_EQ(note, "");
     return hit;
   };
   ASSERT_TRUE(lookup());
   EXPECT_EQ(*lookup(), payload);
-  write("a.h", "int b;");  // same size, other bytes
+  write("a.h", "int b;"); // same size, other bytes
   EXPECT_FALSE(lookup());
-  write("a.h", "int a;");  // back as it was: reusable again (a touch is no change)
+  write("a.h",
+        "int a;"); // back as it was: reusable again (a touch is no change)
   EXPECT_TRUE(lookup());
-  write("shadow.h", "");  // a header looked for and missed now exists
+  write("shadow.h", ""); // a header looked for and missed now exists
   EXPECT_FALSE(lookup());
   stdfs::remove(path("shadow.h"));
   EXPECT_TRUE(lookup());
@@ -233,16 +256,23 @@ TEST_F(Files, CorruptCacheEntriesAreOneLineNotes) {
   ResultCache cache(path("cache"), "tool");
   std::string key = cache.key({"unit"});
   ASSERT_FALSE(bool(cache.store(key, {}, llvm::json::Value(1))));
-  std::string entry = path("cache") + "/v1/" + key.substr(0, 2) + "/" + key + ".json";
+  std::string entry =
+      path("cache") + "/v1/" + key.substr(0, 2) + "/" + key + ".json";
   ASSERT_TRUE(stdfs::exists(entry));
-  const std::string corrupt[] = {"", "{", std::string(100000, '['), "[]", "{\"format\": 1}",
-                                 "{\"format\": 1, \"key\": \"" + key + "\", \"deps\": 3}",
+  const std::string corrupt[] = {"",
+                                 "{",
+                                 std::string(100000, '['),
+                                 "[]",
+                                 "{\"format\": 1}",
+                                 "{\"format\": 1, \"key\": \"" + key +
+                                     "\", \"deps\": 3}",
                                  "\xff\xfe garbage"};
-  for (const std::string& text : corrupt) {
+  for (const std::string &text : corrupt) {
     std::ofstream(entry, std::ios::binary | std::ios::trunc) << text;
     std::string note;
     EXPECT_FALSE(cache.lookup(key, note)) << text.substr(0, 40);
-    EXPECT_NE(note.find("ignoring corrupt cache entry"), std::string::npos) << note;
+    EXPECT_NE(note.find("ignoring corrupt cache entry"), std::string::npos)
+        << note;
     EXPECT_EQ(note.find('\n'), std::string::npos) << note;
   }
   // A cache under a file cannot be written: an error, and nothing else happens.
@@ -254,7 +284,8 @@ TEST_F(Files, CorruptCacheEntriesAreOneLineNotes) {
 }
 
 TEST(Shards, StableSplitOfTheUnits) {
-  for (const char* bad : {"0/3", "4/3", "3", "a/b", "1/0", "", "1/3/4", "-1/3"}) {
+  for (const char *bad :
+       {"0/3", "4/3", "3", "a/b", "1/0", "", "1/3/4", "-1/3"}) {
     llvm::Expected<ShardSpec> spec = parseShard(bad);
     ASSERT_FALSE(bool(spec)) << bad;
     EXPECT_NE(llvm::toString(spec.takeError()).find("K/N"), std::string::npos);
@@ -269,43 +300,50 @@ TEST(Shards, StableSplitOfTheUnits) {
       std::string file = "src/file" + std::to_string(i) + ".cpp";
       unsigned in = 0;
       for (unsigned k = 1; k <= n; ++k)
-        if (inShard(file, {k, n})) ++in, ++sizes[k - 1];
-      EXPECT_EQ(in, 1u) << file;  // each unit in exactly one shard
+        if (inShard(file, {k, n}))
+          ++in, ++sizes[k - 1];
+      EXPECT_EQ(in, 1u) << file; // each unit in exactly one shard
     }
-    for (unsigned size : sizes) EXPECT_GT(size, 1000 / n / 2) << n;  // and about even
+    for (unsigned size : sizes)
+      EXPECT_GT(size, 1000 / n / 2) << n; // and about even
   }
 }
 
 TEST_F(Files, MergeNeedsEveryShardOnce) {
-  auto shard = [&](unsigned k, unsigned n, const std::string& unit) {
+  auto shard = [&](unsigned k, unsigned n, const std::string &unit) {
     ShardFile f;
     f.shard = {k, n};
     f.version = "1";
     f.analyzed = 1;
     f.units.push_back(llvm::json::Object{{"file", unit}});
-    std::string name = "s" + std::to_string(k) + "of" + std::to_string(n) + ".json";
+    std::string name =
+        "s" + std::to_string(k) + "of" + std::to_string(n) + ".json";
     std::string text;
     llvm::raw_string_ostream(text) << toJSON(f);
     write(name, text);
     return path(name);
   };
-  std::string s1 = shard(1, 3, "a"), s2 = shard(2, 3, "b"), s3 = shard(3, 3, "c");
+  std::string s1 = shard(1, 3, "a"), s2 = shard(2, 3, "b"),
+              s3 = shard(3, 3, "c");
   llvm::Expected<ShardFile> all = readShards({s3, s1, s2});
   ASSERT_TRUE(bool(all)) << llvm::toString(all.takeError());
   EXPECT_EQ(all->analyzed, 3u);
   ASSERT_EQ(all->units.size(), 3u);
-  EXPECT_EQ(*all->units[0].getAsObject()->getString("file"), "a");  // in shard order
+  EXPECT_EQ(*all->units[0].getAsObject()->getString("file"),
+            "a"); // in shard order
   auto error = [&](std::vector<std::string> files) {
     llvm::Expected<ShardFile> r = readShards(files);
     return r ? std::string("(merged)") : llvm::toString(r.takeError());
   };
   EXPECT_NE(error({s1, s3}).find("shard 2/3 missing"), std::string::npos);
   EXPECT_NE(error({s1, s2, s3, s2}).find("again"), std::string::npos);
-  EXPECT_NE(error({s1, s2, s3, shard(1, 2, "d")}).find("one of 2 shards"), std::string::npos);
+  EXPECT_NE(error({s1, s2, s3, shard(1, 2, "d")}).find("one of 2 shards"),
+            std::string::npos);
   write("bad.json", "{\"format\": \"devcopy-facts\"}");
-  EXPECT_NE(error({path("bad.json")}).find("not a shard file"), std::string::npos);
+  EXPECT_NE(error({path("bad.json")}).find("not a shard file"),
+            std::string::npos);
   EXPECT_NE(error({path("none.json")}).find("none.json"), std::string::npos);
   EXPECT_NE(error({}).find("no shard files"), std::string::npos);
 }
 
-}  // namespace
+} // namespace

@@ -25,23 +25,23 @@ namespace {
 
 std::string tempDir() {
   // Never destroyed, so the exit handler can still read it.
-  static const std::string* dir = [] {
+  static const std::string *dir = [] {
     char tmpl[] = "/tmp/devcopy_cli_unitXXXXXX";
-    auto* made = new std::string(mkdtemp(tmpl));
+    auto *made = new std::string(mkdtemp(tmpl));
     std::atexit([] { std::filesystem::remove_all(tempDir()); });
     return made;
   }();
   return *dir;
 }
 
-std::string writeFile(const std::string& name, const std::string& text) {
+std::string writeFile(const std::string &name, const std::string &text) {
   std::string path = tempDir() + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
 
-Finding findingAt(const std::string& file, unsigned offset, const std::string& rule,
-                  SourceText& src) {
+Finding findingAt(const std::string &file, unsigned offset,
+                  const std::string &rule, SourceText &src) {
   Finding f;
   f.rule = rule;
   f.level = "warning";
@@ -54,12 +54,13 @@ Finding findingAt(const std::string& file, unsigned offset, const std::string& r
 }
 
 std::string firstStaticRule() {
-  for (const auto& r : devcopy::rules::kAll)
-    if (r.kind == "static") return std::string(r.id);
+  for (const auto &r : devcopy::rules::kAll)
+    if (r.kind == "static")
+      return std::string(r.id);
   return "devcopy-unknown";
 }
 
-}  // namespace
+} // namespace
 
 TEST(Fingerprint, SurvivesLineShiftsAndReindentation) {
   std::string file = writeFile("a.cpp", "void f() {\n  x.to(dev);\n}\n");
@@ -85,24 +86,30 @@ TEST(Fingerprint, SurvivesLineShiftsAndReindentation) {
 TEST(Fingerprint, ChangesWithRuleTextAndCountsIdenticalLines) {
   std::string file = writeFile("c.cpp", "x.to(dev);\nx.to(dev);\ny.to(dev);\n");
   SourceText src;
-  std::vector<Finding> fs{findingAt(file, 0, "devcopy-x", src), findingAt(file, 11, "devcopy-x", src),
-                          findingAt(file, 22, "devcopy-x", src), findingAt(file, 0, "devcopy-y", src)};
+  std::vector<Finding> fs{findingAt(file, 0, "devcopy-x", src),
+                          findingAt(file, 11, "devcopy-x", src),
+                          findingAt(file, 22, "devcopy-x", src),
+                          findingAt(file, 0, "devcopy-y", src)};
   assignFingerprints(fs, src, tempDir());
   std::set<std::string> unique;
-  for (const Finding& f : fs) unique.insert(f.fingerprint);
+  for (const Finding &f : fs)
+    unique.insert(f.fingerprint);
   EXPECT_EQ(unique.size(), 4u);
   // Identical lines share the hash and differ by occurrence index.
-  auto hash = [](const std::string& fp) { return fp.substr(0, fp.find(':')); };
-  const Finding* first = nullptr;
-  const Finding* second = nullptr;
-  for (const Finding& f : fs)
-    if (f.rule == "devcopy-x" && f.where.line == 1) first = &f;
-    else if (f.rule == "devcopy-x" && f.where.line == 2) second = &f;
+  auto hash = [](const std::string &fp) { return fp.substr(0, fp.find(':')); };
+  const Finding *first = nullptr;
+  const Finding *second = nullptr;
+  for (const Finding &f : fs)
+    if (f.rule == "devcopy-x" && f.where.line == 1)
+      first = &f;
+    else if (f.rule == "devcopy-x" && f.where.line == 2)
+      second = &f;
   ASSERT_TRUE(first && second);
   EXPECT_EQ(hash(first->fingerprint), hash(second->fingerprint));
   EXPECT_NE(first->fingerprint, second->fingerprint);
   EXPECT_EQ(normalizeLine("  a . to ( b );\t"), "a.to(b);");
-  EXPECT_EQ(stableHash(""), "cbf29ce484222325");  // FNV-1a offset basis: no seed, no drift
+  EXPECT_EQ(stableHash(""),
+            "cbf29ce484222325"); // FNV-1a offset basis: no seed, no drift
 }
 
 TEST(Baseline, HidesKnownFindingsAfterAShiftAndKeepsNewOnes) {
@@ -113,7 +120,8 @@ TEST(Baseline, HidesKnownFindingsAfterAShiftAndKeepsNewOnes) {
   std::string error, path = tempDir() + "/baseline.json";
   ASSERT_FALSE(bool(Baseline::write(path, old, tempDir())));
 
-  writeFile("base.cpp", "#include <vector>\nvoid f() {\n  x.to(dev);\n  y.cuda();\n}\n");
+  writeFile("base.cpp",
+            "#include <vector>\nvoid f() {\n  x.to(dev);\n  y.cuda();\n}\n");
   SourceText src2;
   std::vector<Finding> now{findingAt(v1, 31, "devcopy-x", src2),
                            findingAt(v1, 44, "devcopy-x", src2)};
@@ -149,8 +157,9 @@ TEST(Baseline, BadFilesGiveOneLineErrorsNamingTheFile) {
   std::string error = llvm::toString(missing.takeError());
   EXPECT_NE(error.find("missing.json"), std::string::npos);
   EXPECT_NE(error.find("--write-baseline"), std::string::npos);
-  for (const char* bad : {"{not json", "{\"version\": 7, \"entries\": []}",
-                          "{\"version\": 1, \"entries\": [{\"rule\": \"x\"}]}"}) {
+  for (const char *bad :
+       {"{not json", "{\"version\": 7, \"entries\": []}",
+        "{\"version\": 1, \"entries\": [{\"rule\": \"x\"}]}"}) {
     std::string path = writeFile("bad.json", bad);
     auto b = Baseline::read(path);
     ASSERT_FALSE(bool(b)) << bad;
@@ -161,16 +170,20 @@ TEST(Baseline, BadFilesGiveOneLineErrorsNamingTheFile) {
 }
 
 /// parseOptions' action, or the error's message.
-std::string parse(std::vector<const char*> argv, Options& o) {
+std::string parse(std::vector<const char *> argv, Options &o) {
   llvm::Expected<Action> a = parseOptions(int(argv.size()), argv.data(), o);
-  if (!a) return "error: " + llvm::toString(a.takeError());
-  return *a == Action::Analyze ? "analyze" : *a == Action::Help ? "help" : "version";
+  if (!a)
+    return "error: " + llvm::toString(a.takeError());
+  return *a == Action::Analyze ? "analyze"
+         : *a == Action::Help  ? "help"
+                               : "version";
 }
 
 TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
   Options o;
-  ASSERT_EQ(parse({"devcopy", "analyze", "-p", "build", "--format=sarif", "--jobs", "3",
-                   "--checks", "-*,devcopy-x", "--baseline", "b.json", "--fix", "src"},
+  ASSERT_EQ(parse({"devcopy", "analyze", "-p", "build", "--format=sarif",
+                   "--jobs", "3", "--checks", "-*,devcopy-x", "--baseline",
+                   "b.json", "--fix", "src"},
                   o),
             "analyze");
   EXPECT_EQ(o.buildDir, "build");
@@ -180,7 +193,7 @@ TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
   EXPECT_TRUE(o.fix);
   EXPECT_EQ(o.paths, std::vector<std::string>{"src"});
 
-  std::vector<std::vector<const char*>> bad = {
+  std::vector<std::vector<const char *>> bad = {
       {"devcopy"},
       {"devcopy", "scan"},
       {"devcopy", "analyze", "--frobnicate"},
@@ -191,7 +204,7 @@ TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
       {"devcopy", "analyze", "--quiet=maybe"},
       {"devcopy", "analyze", "--config", "{}", "--config-file", "c.yaml"},
       {"devcopy", "analyze", "--baseline", "b", "--write-baseline", "b"}};
-  for (auto& argv : bad) {
+  for (auto &argv : bad) {
     Options opts;
     std::string error = parse(argv, opts);
     EXPECT_EQ(error.rfind("error: ", 0), 0u) << argv.back() << ": " << error;
@@ -199,7 +212,8 @@ TEST(Options, ParsesEveryOptionAndRejectsBadInput) {
   }
   Options opts;
   EXPECT_EQ(parse({"devcopy", "analyze", "--chekcs=x"}, opts),
-            "error: unknown option '--chekcs=x'; did you mean '--checks=x'? (see devcopy analyze "
+            "error: unknown option '--chekcs=x'; did you mean '--checks=x'? "
+            "(see devcopy analyze "
             "--help)");
   EXPECT_EQ(parse({"devcopy", "analyze", "-p"}, opts),
             "error: option '-p' needs a value (see devcopy analyze --help)");
@@ -211,9 +225,10 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
     Options o;
     ASSERT_EQ(parse({"devcopy", "analyze", "-checks=-*,performance-avoid-endl",
                      "--config={Checks: 'devcopy-*'}", "--header-filter", ".*",
-                     "--warnings-as-errors=devcopy-*", "--export-fixes=f.yaml", "--quiet",
-                     "--extra-arg=-DA", "--extra-arg", "-DB", "--extra-arg-before=-DC",
-                     "--rule-docs=https://x/rules", "-j", "2", "--", "-dash.cpp"},
+                     "--warnings-as-errors=devcopy-*", "--export-fixes=f.yaml",
+                     "--quiet", "--extra-arg=-DA", "--extra-arg", "-DB",
+                     "--extra-arg-before=-DC", "--rule-docs=https://x/rules",
+                     "-j", "2", "--", "-dash.cpp"},
                     o),
               "analyze");
     EXPECT_EQ(*o.checks, "-*,performance-avoid-endl");
@@ -230,7 +245,8 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
     // Nothing of the previous parse is left over.
     Options fresh;
     ASSERT_EQ(parse({"devcopy", "analyze"}, fresh), "analyze");
-    EXPECT_FALSE(fresh.checks || fresh.config || fresh.headerFilter || fresh.quiet);
+    EXPECT_FALSE(fresh.checks || fresh.config || fresh.headerFilter ||
+                 fresh.quiet);
     EXPECT_TRUE(fresh.extraArgs.empty() && fresh.paths.empty());
     EXPECT_EQ(fresh.jobs, 0u);
     EXPECT_EQ(fresh.buildDir, ".");
@@ -256,11 +272,12 @@ TEST(Writers, TextIsClangStyle) {
   std::string file = writeFile("t.cpp", "int a;\n\tx.to(dev);\n");
   SourceText src;
   Results r;
-  r.findings.push_back(findingAt(file, 10, "devcopy-x", src));  // "to", after a tab
-  Finding& f = r.findings[0];
+  r.findings.push_back(
+      findingAt(file, 10, "devcopy-x", src)); // "to", after a tab
+  Finding &f = r.findings[0];
   Range range;
   range.begin = f.where;
-  range.begin.offset = 8;  // "x.to(dev)"
+  range.begin.offset = 8; // "x.to(dev)"
   range.end = f.where;
   range.end.offset = 17;
   src.locate(range.begin);
@@ -283,14 +300,13 @@ TEST(Writers, TextIsClangStyle) {
   os.flush();
   // clang's layout: gutter, the line with its tab expanded, `~` over the
   // range, `^` at the location, the inserted text under its column.
-  EXPECT_EQ(text,
-            "t.cpp:2:4: warning: copy discarded [devcopy-x]\n"
-            "    2 |         x.to(dev);\n"
-            "      |         ~~^~~~~~~\n"
-            "      |         x = \n"
-            "t.cpp:1:1: note: moved here\n"
-            "    1 | int a;\n"
-            "      | ^\n");
+  EXPECT_EQ(text, "t.cpp:2:4: warning: copy discarded [devcopy-x]\n"
+                  "    2 |         x.to(dev);\n"
+                  "      |         ~~^~~~~~~\n"
+                  "      |         x = \n"
+                  "t.cpp:1:1: note: moved here\n"
+                  "    1 | int a;\n"
+                  "      | ^\n");
 }
 
 TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
@@ -298,7 +314,8 @@ TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
   std::string file = writeFile("with space.cpp", "// é\n  /*é*/x.to(dev);\n");
   SourceText src;
   Results r;
-  Finding f = findingAt(file, 14, rule, src);  // after "  /*é*/": 8 bytes, 7 UTF-16 units
+  Finding f = findingAt(file, 14, rule,
+                        src); // after "  /*é*/": 8 bytes, 7 UTF-16 units
   f.end.offset = 23;
   src.locate(f.end);
   Note n{f.where, "the loop"};
@@ -317,37 +334,50 @@ TEST(Writers, SarifCarriesRulesLocationsNotesFixesAndFingerprints) {
   os.flush();
   auto doc = json::parse(text);
   ASSERT_TRUE(bool(doc)) << llvm::toString(doc.takeError());
-  const json::Object* run = (*doc->getAsObject()->getArray("runs"))[0].getAsObject();
+  const json::Object *run =
+      (*doc->getAsObject()->getArray("runs"))[0].getAsObject();
   EXPECT_EQ(doc->getAsObject()->getString("version"), "2.1.0");
-  const json::Array* rules = run->getObject("tool")->getObject("driver")->getArray("rules");
+  const json::Array *rules =
+      run->getObject("tool")->getObject("driver")->getArray("rules");
   unsigned statics = 0;
-  for (const auto& r : devcopy::rules::kAll) statics += r.kind == "static";
+  for (const auto &r : devcopy::rules::kAll)
+    statics += r.kind == "static";
   ASSERT_EQ(rules->size(), statics);
-  const json::Object* r0 = (*rules)[0].getAsObject();
+  const json::Object *r0 = (*rules)[0].getAsObject();
   EXPECT_EQ(r0->getString("id"), rule);
   EXPECT_EQ(r0->getObject("help")->getString("markdown"),
             std::string(devcopy::rules::find(rule)->help));
   EXPECT_TRUE(r0->getObject("fullDescription")->getString("text"));
-  EXPECT_EQ(r0->getString("helpUri"), "https://example.com/rules/" + rule + ".md");
-  EXPECT_TRUE(run->getObject("tool")->getObject("driver")->getString("informationUri"));
-  const json::Object* res = (*run->getArray("results"))[0].getAsObject();
+  EXPECT_EQ(r0->getString("helpUri"),
+            "https://example.com/rules/" + rule + ".md");
+  EXPECT_TRUE(
+      run->getObject("tool")->getObject("driver")->getString("informationUri"));
+  const json::Object *res = (*run->getArray("results"))[0].getAsObject();
   EXPECT_EQ(res->getString("ruleId"), rule);
   EXPECT_EQ(res->getInteger("ruleIndex"), 0);
-  const json::Object* loc = (*res->getArray("locations"))[0].getAsObject()->getObject("physicalLocation");
-  EXPECT_EQ(loc->getObject("artifactLocation")->getString("uri"), "with%20space.cpp");
-  EXPECT_EQ(loc->getObject("artifactLocation")->getString("uriBaseId"), "%SRCROOT%");
+  const json::Object *loc =
+      (*res->getArray("locations"))[0].getAsObject()->getObject(
+          "physicalLocation");
+  EXPECT_EQ(loc->getObject("artifactLocation")->getString("uri"),
+            "with%20space.cpp");
+  EXPECT_EQ(loc->getObject("artifactLocation")->getString("uriBaseId"),
+            "%SRCROOT%");
   EXPECT_EQ(loc->getObject("region")->getInteger("startLine"), 2);
   EXPECT_EQ(loc->getObject("region")->getInteger("startColumn"), 8);
   EXPECT_EQ(loc->getObject("region")->getInteger("endColumn"), 17);
   EXPECT_EQ(res->getObject("partialFingerprints")->getString(kFingerprintKey),
             r.findings[0].fingerprint);
-  EXPECT_EQ((*res->getArray("relatedLocations"))[0].getAsObject()->getObject("message")->getString("text"),
+  EXPECT_EQ((*res->getArray("relatedLocations"))[0]
+                .getAsObject()
+                ->getObject("message")
+                ->getString("text"),
             "the loop");
   EXPECT_TRUE(res->getArray("fixes"));
 }
 
 TEST(Writers, MarkdownSection) {
-  std::string page = "intro\n\n## What it flags\n\nA call.\nMore.\n\n## Why it costs\nBytes.\n";
+  std::string page = "intro\n\n## What it flags\n\nA call.\nMore.\n\n## Why it "
+                     "costs\nBytes.\n";
   EXPECT_EQ(markdownSection(page, "What it flags"), "A call.\nMore.");
   EXPECT_EQ(markdownSection(page, "Why it costs"), "Bytes.");
   EXPECT_EQ(markdownSection(page, "Bad"), "");

@@ -8,9 +8,11 @@
 
 #include "Baseline.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
+                                      std::size_t size) {
   auto b = devcopy::cli::Baseline::parse(
-      llvm::StringRef(reinterpret_cast<const char*>(data), size), "fuzz.json");
-  if (!b) devcopy::fuzz::checkError(llvm::toString(b.takeError()));
+      llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz.json");
+  if (!b)
+    devcopy::fuzz::checkError(llvm::toString(b.takeError()));
   return 0;
 }

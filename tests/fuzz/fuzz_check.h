@@ -8,10 +8,11 @@
 
 namespace devcopy::fuzz {
 
-inline void checkError(const std::string& error) {
-  if (!error.empty() && error.find('\n') == std::string::npos) return;
+inline void checkError(const std::string &error) {
+  if (!error.empty() && error.find('\n') == std::string::npos)
+    return;
   std::fprintf(stderr, "error is not one line: [%s]\n", error.c_str());
   std::abort();
 }
 
-}  // namespace devcopy::fuzz
+} // namespace devcopy::fuzz

@@ -8,9 +8,12 @@
 
 #include "Readers.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
+                                      std::size_t size) {
   auto options = devcopy::cli::parseConfigText(
-      llvm::StringRef(reinterpret_cast<const char*>(data), size), "/p/.clang-tidy");
-  if (!options) devcopy::fuzz::checkError(llvm::toString(options.takeError()));
+      llvm::StringRef(reinterpret_cast<const char *>(data), size),
+      "/p/.clang-tidy");
+  if (!options)
+    devcopy::fuzz::checkError(llvm::toString(options.takeError()));
   return 0;
 }

@@ -10,7 +10,8 @@
 
 #include "Options.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
+                                      std::size_t size) {
   std::vector<std::string> args = {"devcopy"};
   std::string current;
   for (std::size_t i = 0; i < size; ++i) {
@@ -22,14 +23,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   args.push_back(current);
-  std::vector<const char*> argv;
-  for (const std::string& a : args) {
+  std::vector<const char *> argv;
+  for (const std::string &a : args) {
     // A response file (@FILE) would read whatever file the input names.
-    if (!a.empty() && a[0] == '@') return 0;
+    if (!a.empty() && a[0] == '@')
+      return 0;
     argv.push_back(a.c_str());
   }
   devcopy::cli::Options opts;
   auto action = devcopy::cli::parseOptions(int(argv.size()), argv.data(), opts);
-  if (!action) devcopy::fuzz::checkError(llvm::toString(action.takeError()));
+  if (!action)
+    devcopy::fuzz::checkError(llvm::toString(action.takeError()));
   return 0;
 }

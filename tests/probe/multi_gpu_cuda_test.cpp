@@ -14,19 +14,22 @@ const std::string kUnreachable(devcopy::rules::kUnreachableAllocation);
 constexpr std::int64_t MiB = 1 << 20;
 
 class TwoGpus : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     const auto n = torch::cuda::device_count();
-    if (n < 2) GTEST_SKIP() << "needs 2 CUDA devices, this machine has " << n;
+    if (n < 2)
+      GTEST_SKIP() << "needs 2 CUDA devices, this machine has " << n;
   }
 };
 
 TEST_F(TwoGpus, TheSameWeightOnCuda0AndCuda1) {
   torch::nn::Module m;
-  at::Tensor w = m.register_parameter("w", at::randn({2048, 1024}, at::Device(at::kCUDA, 0)));
+  at::Tensor w = m.register_parameter(
+      "w", at::randn({2048, 1024}, at::Device(at::kCUDA, 0)));
   m.register_buffer("w_on_1", w.detach().to(at::Device(at::kCUDA, 1)));
   at::Tensor near = w.detach().to(at::Device(at::kCUDA, 1));
-  near[-1][-1] = near[-1][-1].item<float>() + 1;  // differs in the last element only
+  near[-1][-1] =
+      near[-1][-1].item<float>() + 1; // differs in the last element only
   m.register_buffer("near_on_1", near);
   Report r = devcopy::inspect(m);
   ASSERT_EQ(r.findings(kDup).size(), 1u) << r;
@@ -35,15 +38,19 @@ TEST_F(TwoGpus, TheSameWeightOnCuda0AndCuda1) {
   EXPECT_EQ(f.devices, (std::vector<std::string>{"cuda:0", "cuda:1"})) << f;
   EXPECT_EQ(f.tensors, (std::vector<std::string>{"w", "w_on_1"})) << f;
   std::vector<std::string> devices;
-  for (const auto& d : r.devices()) devices.push_back(d.device);
+  for (const auto &d : r.devices())
+    devices.push_back(d.device);
   EXPECT_EQ(devices, (std::vector<std::string>{"cuda:0", "cuda:1"})) << r;
 }
 
 TEST_F(TwoGpus, ALayerLeftBehindOnCuda0) {
-  auto net = torch::nn::Sequential(torch::nn::Linear(2048, 2048), torch::nn::Linear(2048, 2048));
+  auto net = torch::nn::Sequential(torch::nn::Linear(2048, 2048),
+                                   torch::nn::Linear(2048, 2048));
   net->to(at::Device(at::kCUDA, 0));
-  std::vector<at::Tensor> stale;  // e.g. a list of the weights taken before the move
-  for (const auto& p : net->parameters()) stale.push_back(p.detach());
+  std::vector<at::Tensor>
+      stale; // e.g. a list of the weights taken before the move
+  for (const auto &p : net->parameters())
+    stale.push_back(p.detach());
   net->to(at::Device(at::kCUDA, 1));
   devcopy::InspectOptions o;
   o.unreachable_threshold = MiB;
@@ -53,7 +60,7 @@ TEST_F(TwoGpus, ALayerLeftBehindOnCuda0) {
   EXPECT_EQ(f.devices, std::vector<std::string>{"cuda:0"}) << f;
   EXPECT_GE(f.bytes, 32 * MiB) << f;
   bool saw1 = false;
-  for (const auto& d : r.devices())
+  for (const auto &d : r.devices())
     if (d.device == "cuda:1") {
       saw1 = true;
       EXPECT_EQ(d.reachable_bytes, 2 * (2048 * 2048 + 2048) * 4) << r;
@@ -69,21 +76,30 @@ TEST_F(TwoGpus, ALayerLeftBehindOnCuda0) {
 // fails: each device's line must carry its own allocator's figures.
 TEST_F(TwoGpus, PerDeviceMemoryMatchesTheAllocator) {
   torch::nn::Module m;
-  m.register_parameter("a", at::randn({1024, 1024}, at::Device(at::kCUDA, 0)));  // 4 MiB
-  m.register_parameter("b", at::randn({3 * 1024, 1024}, at::Device(at::kCUDA, 1)));  // 12 MiB
+  m.register_parameter(
+      "a", at::randn({1024, 1024}, at::Device(at::kCUDA, 0))); // 4 MiB
+  m.register_parameter(
+      "b", at::randn({3 * 1024, 1024}, at::Device(at::kCUDA, 1))); // 12 MiB
   torch::cuda::synchronize();
   Report r = devcopy::inspect(m);
   ASSERT_EQ(r.devices().size(), 2u) << r;
-  for (const auto& d : r.devices()) {
+  for (const auto &d : r.devices()) {
     const int index = std::stoi(d.device.substr(5));
-    const auto stats =
-        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+        static_cast<c10::DeviceIndex>(index));
     // Index 0 is StatType::AGGREGATE.
-    EXPECT_EQ(d.allocated_bytes, stats.allocated_bytes[0].current) << d.device << "\n" << r;
-    EXPECT_EQ(d.reserved_bytes, stats.reserved_bytes[0].current) << d.device << "\n" << r;
-    EXPECT_EQ(d.reserved_unused_bytes, d.reserved_bytes - d.allocated_bytes) << r;
-    EXPECT_EQ(d.reachable_bytes, (index == 0 ? 4 : 12) * MiB) << d.device << "\n" << r;
+    EXPECT_EQ(d.allocated_bytes, stats.allocated_bytes[0].current)
+        << d.device << "\n"
+        << r;
+    EXPECT_EQ(d.reserved_bytes, stats.reserved_bytes[0].current)
+        << d.device << "\n"
+        << r;
+    EXPECT_EQ(d.reserved_unused_bytes, d.reserved_bytes - d.allocated_bytes)
+        << r;
+    EXPECT_EQ(d.reachable_bytes, (index == 0 ? 4 : 12) * MiB)
+        << d.device << "\n"
+        << r;
   }
 }
 
-}  // namespace
+} // namespace

@@ -2,8 +2,9 @@
 // copies, each test with its own observer and exact expectations. ctest runs
 // this binary plain (probe.observer_discard), shuffled and repeated 20 times
 // (probe.observer_discard_shuffled: any result that depends on what ran
-// before fails a round), and as the pair of issue 10 (probe.observer_discard_pair).
-// Built with debug information: findings name this file and line.
+// before fails a round), and as the pair of issue 10
+// (probe.observer_discard_pair). Built with debug information: findings name
+// this file and line.
 #include <devcopy/copy_observer.h>
 #include <devcopy/gtest.h>
 #include <devcopy/rules_catalog.h>
@@ -32,15 +33,16 @@ using devcopy::Report;
 namespace rules = devcopy::rules;
 using observer_test::discarded;
 
-bool from_this_file(const Finding& f) {
-  const std::string& file = f.location.file;
+bool from_this_file(const Finding &f) {
+  const std::string &file = f.location.file;
   const std::string name = "observer_discard_test.cpp";
-  return file.size() >= name.size() && file.compare(file.size() - name.size(), name.size(), name) == 0;
+  return file.size() >= name.size() &&
+         file.compare(file.size() - name.size(), name.size(), name) == 0;
 }
 
 // Checks that `r` has exactly one discarded-copy finding, made at `line` of
 // this file, `count` times.
-void expect_one_at(const Report& r, int line, std::int64_t count = 1) {
+void expect_one_at(const Report &r, int line, std::int64_t count = 1) {
   const auto found = discarded(r);
   ASSERT_EQ(found.size(), 1u) << r;
   EXPECT_EQ(found[0].count, count) << r;
@@ -52,7 +54,8 @@ torch::Tensor g_input = torch::randn({8, 8});
 
 TEST(Discard, InputTensor) {
   CopyObserver observer;
-  const int line = __LINE__; g_input.to(torch::kDouble);
+  const int line = __LINE__;
+  g_input.to(torch::kDouble);
   expect_one_at(observer.report(), line);
 }
 
@@ -61,7 +64,8 @@ TEST(Discard, CpuCopyLocal) {
   CopyObserver observer;
   int line = 0;
   {
-    line = __LINE__; auto local = x.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
+    line = __LINE__;
+    auto local = x.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
   }
   expect_one_at(observer.report(), line);
 }
@@ -71,8 +75,9 @@ TEST(Discard, CopyAndSourceDieTogether) {
   int line = 0;
   {
     auto src = torch::randn({32});
-    line = __LINE__; auto copy = src.to(torch::kDouble);
-  }  // copy dies first, its source a moment later: it freed nothing
+    line = __LINE__;
+    auto copy = src.to(torch::kDouble);
+  } // copy dies first, its source a moment later: it freed nothing
   expect_one_at(observer.report(), line);
 }
 
@@ -88,12 +93,17 @@ TEST(Discard, SourceDyingFirstIsAMove) {
 
 TEST(Discard, UsedCopy) {
   CopyObserver observer;
-  { auto y = g_input.to(torch::kDouble); y.sum(); }
-  { auto v = g_input.clone().view({64}); }  // a view taken is a read
+  {
+    auto y = g_input.to(torch::kDouble);
+    y.sum();
+  }
+  {
+    auto v = g_input.clone().view({64});
+  } // a view taken is a read
   EXPECT_FALSE(observer.report().has_findings()) << observer.report();
 }
 
-torch::Tensor widened(const torch::Tensor& t) { return t.to(torch::kDouble); }
+torch::Tensor widened(const torch::Tensor &t) { return t.to(torch::kDouble); }
 
 TEST(Discard, ReturnedCopy) {
   CopyObserver observer;
@@ -105,9 +115,12 @@ TEST(Discard, ReturnedCopy) {
 TEST(Discard, KeptCopyThenDropped) {
   CopyObserver observer;
   std::vector<torch::Tensor> kept;
-  const int line = __LINE__; for (int i = 0; i < 3; ++i) kept.push_back(g_input.to(torch::kHalf));
-  EXPECT_FALSE(observer.report().has_findings()) << observer.report();  // alive: not yet
-  kept.clear();  // freed unread while g_input lives
+  const int line = __LINE__;
+  for (int i = 0; i < 3; ++i)
+    kept.push_back(g_input.to(torch::kHalf));
+  EXPECT_FALSE(observer.report().has_findings())
+      << observer.report(); // alive: not yet
+  kept.clear();             // freed unread while g_input lives
   expect_one_at(observer.report(), line, 3);
 }
 
@@ -115,9 +128,11 @@ TEST(Discard, RepeatsMergeByCallSite) {
   CopyObserver observer;
   int a = 0, b = 0;
   for (int i = 0; i < 100; ++i) {
-    a = __LINE__; g_input.to(torch::kDouble);
-    b = __LINE__; g_input.to(torch::kHalf);
-    g_input.to(torch::kDouble).sum();  // used
+    a = __LINE__;
+    g_input.to(torch::kDouble);
+    b = __LINE__;
+    g_input.to(torch::kHalf);
+    g_input.to(torch::kDouble).sum(); // used
   }
   const auto found = discarded(observer.report());
   ASSERT_EQ(found.size(), 2u) << observer.report();
@@ -125,10 +140,11 @@ TEST(Discard, RepeatsMergeByCallSite) {
   EXPECT_EQ(found[1].location.line, b);
   EXPECT_EQ(found[0].count, 100);
   EXPECT_EQ(found[0].bytes, 100 * 64 * 8);
-  EXPECT_EQ(found[0].first, 1);    // the observer's first copy
-  EXPECT_EQ(found[0].last, 298);   // three copies per iteration
+  EXPECT_EQ(found[0].first, 1);  // the observer's first copy
+  EXPECT_EQ(found[0].last, 298); // three copies per iteration
   EXPECT_EQ(found[1].first, 2);
-  EXPECT_NE(found[0].message.find("100 times"), std::string::npos) << found[0].message;
+  EXPECT_NE(found[0].message.find("100 times"), std::string::npos)
+      << found[0].message;
 }
 
 // Not inlined into std::thread's frames: GCC 12's libbacktrace loses the
@@ -136,7 +152,8 @@ TEST(Discard, RepeatsMergeByCallSite) {
 [[gnu::noinline]] int discard_25() {
   int line = 0;
   for (int i = 0; i < 25; ++i) {
-    line = __LINE__; g_input.to(torch::kDouble);
+    line = __LINE__;
+    g_input.to(torch::kDouble);
   }
   return line;
 }
@@ -145,8 +162,10 @@ TEST(Discard, OnEveryThread) {
   CopyObserver observer;
   std::atomic<int> line{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) threads.emplace_back([&line] { line = discard_25(); });
-  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&line] { line = discard_25(); });
+  for (auto &th : threads)
+    th.join();
   expect_one_at(observer.report(), line, 100);
 }
 
@@ -155,14 +174,17 @@ TEST(Discard, InAutogradHook) {
   auto h = w * 2;
   int line = 0;
   h.register_hook([&line](torch::Tensor g) {
-    line = __LINE__; g.to(torch::kDouble);  // inside backward, on the engine's thread
+    line = __LINE__;
+    g.to(torch::kDouble); // inside backward, on the engine's thread
   });
   CopyObserver observer;
   h.sum().backward();
   expect_one_at(observer.report(), line);
 }
 
-c10::DeleterFnPtr deleter_of(const torch::Tensor& t) { return t.storage().data_ptr().get_deleter(); }
+c10::DeleterFnPtr deleter_of(const torch::Tensor &t) {
+  return t.storage().data_ptr().get_deleter();
+}
 
 TEST(Discard, AllocatorGetsItsDeleterBack) {
   const auto allocators = deleter_of(torch::empty({4}));
@@ -171,11 +193,12 @@ TEST(Discard, AllocatorGetsItsDeleterBack) {
     CopyObserver observer;
     read = g_input.to(torch::kDouble);
     kept = g_input.to(torch::kDouble);
-    EXPECT_NE(deleter_of(kept), allocators);  // unread: the observer's until read or freed
+    EXPECT_NE(deleter_of(kept),
+              allocators); // unread: the observer's until read or freed
     read.sum();
-    EXPECT_EQ(deleter_of(read), allocators);  // read: the allocator's again
+    EXPECT_EQ(deleter_of(read), allocators); // read: the allocator's again
   }
-  EXPECT_EQ(deleter_of(kept), allocators);  // the last observer gave it back
+  EXPECT_EQ(deleter_of(kept), allocators); // the last observer gave it back
 }
 
 // The README's assertion, as a new user wrote it: the dropped conversion
@@ -185,7 +208,8 @@ struct NetImpl : torch::nn::Module {
   NetImpl() : fc(register_module("fc", torch::nn::Linear(8, 8))) {}
   torch::Tensor forward(torch::Tensor x, bool offload) {
     auto h = torch::relu(fc->forward(x));
-    if (offload) h.to(torch::kDouble);  // result dropped
+    if (offload)
+      h.to(torch::kDouble); // result dropped
     return h;
   }
 };
@@ -195,25 +219,31 @@ constexpr int kDroppedLine = __LINE__ - 5;
 Net g_model;
 
 TEST(Discard, ReadmeExampleFails) {
-  EXPECT_NONFATAL_FAILURE(EXPECT_NO_DISCARDED_COPIES(g_model->forward(g_input, true)),
-                          "observer_discard_test.cpp:" + std::to_string(kDroppedLine) +
-                              ": discarded-copy: aten::to copied");
+  EXPECT_NONFATAL_FAILURE(
+      EXPECT_NO_DISCARDED_COPIES(g_model->forward(g_input, true)),
+      "observer_discard_test.cpp:" + std::to_string(kDroppedLine) +
+          ": discarded-copy: aten::to copied");
   EXPECT_NO_DISCARDED_COPIES(g_model->forward(g_input, false));
 }
 
 TEST(Discard, ReportDirKeepsEachTestsReport) {
-  const std::string dir = ::testing::TempDir() + "devcopy_reports_" + std::to_string(::getpid());
+  const std::string dir =
+      ::testing::TempDir() + "devcopy_reports_" + std::to_string(::getpid());
   ::setenv("DEVCOPY_REPORT_DIR", dir.c_str(), 1);
-  EXPECT_NONFATAL_FAILURE(EXPECT_NO_DISCARDED_COPIES(g_input.to(torch::kDouble)), "discarded-copy");
+  EXPECT_NONFATAL_FAILURE(
+      EXPECT_NO_DISCARDED_COPIES(g_input.to(torch::kDouble)), "discarded-copy");
   EXPECT_NO_DISCARDED_COPIES(g_input.to(torch::kDouble).sum());
   ::unsetenv("DEVCOPY_REPORT_DIR");
   std::ifstream in(dir + "/Discard.ReportDirKeepsEachTestsReport.json");
   ASSERT_TRUE(in.good()) << dir;
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string json((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
   // Both assertions' reports, merged: the first's finding, each one's copy.
-  auto occurrences = [&json](const std::string& part) {
+  auto occurrences = [&json](const std::string &part) {
     std::size_t n = 0;
-    for (auto at = json.find(part); at != std::string::npos; at = json.find(part, at + 1)) ++n;
+    for (auto at = json.find(part); at != std::string::npos;
+         at = json.find(part, at + 1))
+      ++n;
     return n;
   };
   EXPECT_EQ(occurrences("\"kind\":\"discarded-copy\""), 1u) << json;
@@ -222,4 +252,4 @@ TEST(Discard, ReportDirKeepsEachTestsReport) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+} // namespace

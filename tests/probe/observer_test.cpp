@@ -29,19 +29,24 @@ using observer_test::route;
 // each layer's input is "offloaded" and the copy dropped.
 struct OffloadNetImpl : torch::nn::Module {
   torch::nn::ModuleList layers;
-  OffloadNetImpl(int n, int width) : layers(register_module("layers", torch::nn::ModuleList())) {
-    for (int i = 0; i < n; ++i) layers->push_back(torch::nn::Linear(width, width));
+  OffloadNetImpl(int n, int width)
+      : layers(register_module("layers", torch::nn::ModuleList())) {
+    for (int i = 0; i < n; ++i)
+      layers->push_back(torch::nn::Linear(width, width));
   }
   enum class Offload { none, discarded, kept };
-  torch::Tensor forward(torch::Tensor x, Offload offload, std::vector<torch::Tensor>* kept = nullptr) {
+  torch::Tensor forward(torch::Tensor x, Offload offload,
+                        std::vector<torch::Tensor> *kept = nullptr) {
     torch::Tensor prev = x;
     for (std::size_t i = 0; i < layers->size(); ++i) {
       devcopy::ModuleScope scope("layers." + std::to_string(i));
       x = torch::relu(layers[i]->as<torch::nn::Linear>()->forward(prev));
       // The seed's `prev.to('cpu', non_blocking=True)`; copy=true so that it
       // copies on a CPU-only machine too.
-      if (offload == Offload::discarded) prev.to(torch::kCPU, /*non_blocking=*/true, /*copy=*/true);
-      if (offload == Offload::kept) kept->push_back(prev.to(torch::kCPU, true, true));
+      if (offload == Offload::discarded)
+        prev.to(torch::kCPU, /*non_blocking=*/true, /*copy=*/true);
+      if (offload == Offload::kept)
+        kept->push_back(prev.to(torch::kCPU, true, true));
       prev = x;
     }
     return x;
@@ -67,10 +72,11 @@ TEST(Observer, OffloadForwardReportsOneDiscardedCopyPerLayer) {
   }
   // Every layer is named once, through ModuleScope.
   std::set<std::string> modules;
-  for (const auto& f : found) modules.insert(f.module);
+  for (const auto &f : found)
+    modules.insert(f.module);
   EXPECT_EQ(modules.size(), static_cast<std::size_t>(kLayers));
   EXPECT_TRUE(modules.count("layers.0") && modules.count("layers.39"));
-  const auto* c = route(r, "cpu", "cpu", "float");
+  const auto *c = route(r, "cpu", "cpu", "float");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->count, kLayers);
   EXPECT_EQ(c->bytes, kLayers * kActivationBytes);
@@ -80,7 +86,8 @@ TEST(Observer, OffloadForwardReportsOneDiscardedCopyPerLayer) {
   EXPECT_EQ(count(r, rules::kStaleAfterMove), 0u);
   std::ostringstream text;
   text << r;
-  EXPECT_NE(text.str().find("freed unread while the source stayed alive"), std::string::npos);
+  EXPECT_NE(text.str().find("freed unread while the source stayed alive"),
+            std::string::npos);
 }
 
 TEST(Observer, FixedOffloadForwardReportsNone) {
@@ -89,7 +96,7 @@ TEST(Observer, FixedOffloadForwardReportsNone) {
   CopyObserver observer;
   auto out = net->forward(x, OffloadNetImpl::Offload::none);
   out.sum().backward();
-  std::vector<torch::Tensor> kept;  // offloaded and kept: not discarded
+  std::vector<torch::Tensor> kept; // offloaded and kept: not discarded
   auto out2 = net->forward(x, OffloadNetImpl::Offload::kept, &kept);
   const Report r = observer.report();
   EXPECT_FALSE(r.has_findings()) << r;
@@ -99,23 +106,36 @@ TEST(Observer, FixedOffloadForwardReportsNone) {
 TEST(Observer, UsedCopiesAreNotDiscarded) {
   auto x = torch::randn({8, 8});
   CopyObserver observer;
-  { auto y = x.to(torch::kDouble); y.sum(); }              // read by an op
-  { auto v = x.clone().view({64}); v.add_(1); }            // read through a view
-  { auto a = x.to(torch::kDouble); auto b = a.to(torch::kFloat); b.mean(); }  // chained
-  { auto h = x.to(torch::kDouble); devcopy::mark_read(h); }  // read via data_ptr
+  {
+    auto y = x.to(torch::kDouble);
+    y.sum();
+  } // read by an op
+  {
+    auto v = x.clone().view({64});
+    v.add_(1);
+  } // read through a view
+  {
+    auto a = x.to(torch::kDouble);
+    auto b = a.to(torch::kFloat);
+    b.mean();
+  } // chained
+  {
+    auto h = x.to(torch::kDouble);
+    devcopy::mark_read(h);
+  } // read via data_ptr
   std::vector<torch::Tensor> parts{x.clone(), x.clone()};
-  auto cat = torch::cat(parts);                            // read as a TensorList
+  auto cat = torch::cat(parts); // read as a TensorList
   parts.clear();
   const Report r = observer.report();
   EXPECT_EQ(count(r, rules::kDiscardedCopy), 0u) << r;
 }
 
-torch::Tensor as_double(const torch::Tensor& t) { return t.to(torch::kDouble); }
+torch::Tensor as_double(const torch::Tensor &t) { return t.to(torch::kDouble); }
 
 TEST(Observer, ReturnedAndStoredCopiesAreNotDiscarded) {
   auto x = torch::randn({8});
   CopyObserver observer;
-  auto kept = as_double(x);  // returned and still alive at report time
+  auto kept = as_double(x); // returned and still alive at report time
   const Report r = observer.report();
   EXPECT_FALSE(r.has_findings()) << r;
   EXPECT_EQ(kept.scalar_type(), torch::kDouble);
@@ -124,10 +144,13 @@ TEST(Observer, ReturnedAndStoredCopiesAreNotDiscarded) {
 TEST(Observer, InPlaceCopyIsNeverDiscarded) {
   auto x = torch::randn({16});
   CopyObserver observer;
-  { auto buf = torch::empty({16}, torch::kDouble); buf.copy_(x); }  // filled, dropped unread
+  {
+    auto buf = torch::empty({16}, torch::kDouble);
+    buf.copy_(x);
+  } // filled, dropped unread
   const Report r = observer.report();
   EXPECT_FALSE(r.has_findings()) << r;
-  const auto* c = route(r, "cpu", "cpu", "double");
+  const auto *c = route(r, "cpu", "cpu", "double");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->count, 1);
   EXPECT_EQ(c->bytes, 16 * 8);
@@ -141,7 +164,11 @@ TEST(Observer, DiscardedConversionIsReportedWithItsSize) {
   const auto found = r.findings(std::string(rules::kDiscardedCopy));
   ASSERT_EQ(found.size(), 1u) << r;
   EXPECT_EQ(found[0].bytes, 32 * 4 * 8);
-  EXPECT_EQ(found[0].message.rfind("aten::to copied 1.00 KiB of a double [32, 4] tensor from cpu to cpu", 0), 0u)
+  EXPECT_EQ(
+      found[0].message.rfind(
+          "aten::to copied 1.00 KiB of a double [32, 4] tensor from cpu to cpu",
+          0),
+      0u)
       << found[0].message;
 }
 
@@ -150,7 +177,7 @@ TEST(Observer, CopyOutlivingItsSourceIsAMove) {
   {
     auto src = torch::randn({64});
     auto moved = src.to(torch::kDouble);
-    src = torch::Tensor();  // the source dies first: x = x.to(...) in two steps
+    src = torch::Tensor(); // the source dies first: x = x.to(...) in two steps
   }
   EXPECT_FALSE(observer.report().has_findings());
 }
@@ -160,9 +187,10 @@ TEST(Observer, CountsEachByteOnceAndNotKernelScratch) {
   auto w = torch::randn({3, 6});
   auto b = torch::randn({3});
   CopyObserver observer;
-  auto y = x.to(torch::kDouble);          // to -> _to_copy -> copy_: one copy
-  auto z = x.t().contiguous();            // contiguous -> clone -> copy_: one copy
-  auto lin = torch::nn::functional::linear(x, w, b);  // addmm copies its bias: no transfer
+  auto y = x.to(torch::kDouble); // to -> _to_copy -> copy_: one copy
+  auto z = x.t().contiguous();   // contiguous -> clone -> copy_: one copy
+  auto lin = torch::nn::functional::linear(
+      x, w, b); // addmm copies its bias: no transfer
   const Report r = observer.report();
   ASSERT_EQ(r.copies().size(), 2u) << r;
   EXPECT_EQ(route(r, "cpu", "cpu", "double")->count, 1);
@@ -178,7 +206,8 @@ TEST(Observer, UserScopeNamesTheModule) {
     RECORD_USER_SCOPE("encoder.block1");
     x.to(torch::kDouble);
   }
-  const auto found = observer.report().findings(std::string(rules::kDiscardedCopy));
+  const auto found =
+      observer.report().findings(std::string(rules::kDiscardedCopy));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].module, "encoder.block1");
 }
@@ -187,8 +216,8 @@ TEST(Observer, StaleAfterMoveNamesTheAliasedParameter) {
   torch::nn::Linear lin(4, 4);
   CopyObserver observer;
   observer.watch(*lin, "fc");
-  auto alias = lin->weight.detach();  // shares the old storage
-  auto same = lin->weight;            // the parameter itself: follows the move
+  auto alias = lin->weight.detach(); // shares the old storage
+  auto same = lin->weight;           // the parameter itself: follows the move
   lin->to(torch::kDouble);
   const Report r = observer.report();
   const auto found = r.findings(std::string(rules::kStaleAfterMove));
@@ -196,7 +225,8 @@ TEST(Observer, StaleAfterMoveNamesTheAliasedParameter) {
   EXPECT_EQ(found[0].tensors, std::vector<std::string>{"fc.weight"});
   EXPECT_EQ(found[0].bytes, 16 * 4);
   EXPECT_EQ(found[0].devices, std::vector<std::string>{"cpu"});
-  EXPECT_EQ(count(r, rules::kDiscardedCopy), 0u);  // the moved copies are used by set_data
+  EXPECT_EQ(count(r, rules::kDiscardedCopy),
+            0u); // the moved copies are used by set_data
   alias = torch::Tensor();
   EXPECT_EQ(count(observer.report(), rules::kStaleAfterMove), 0u);
   EXPECT_EQ(same.scalar_type(), torch::kDouble);
@@ -206,16 +236,19 @@ TEST(Observer, MoveWithoutAliasIsClean) {
   torch::nn::Linear lin(4, 4);
   CopyObserver observer;
   lin->to(torch::kDouble);
-  lin->to(torch::kDouble);  // a no-op move: nothing copied
+  lin->to(torch::kDouble); // a no-op move: nothing copied
   const Report r = observer.report();
   EXPECT_FALSE(r.has_findings()) << r;
-  EXPECT_EQ(route(r, "cpu", "cpu", "double")->count, 2);  // weight and bias, once
+  EXPECT_EQ(route(r, "cpu", "cpu", "double")->count,
+            2); // weight and bias, once
 }
 
 TEST(Observer, AutogradEngineCopiesAreCountedNotFlagged) {
   auto w = torch::randn({8}, torch::requires_grad());
   CopyObserver observer;
-  w.to(torch::kDouble).sum().backward();  // backward copies the gradient back to float
+  w.to(torch::kDouble)
+      .sum()
+      .backward(); // backward copies the gradient back to float
   const Report r = observer.report();
   EXPECT_EQ(count(r, rules::kDiscardedCopy), 0u) << r;
   ASSERT_NE(route(r, "cpu", "cpu", "float"), nullptr) << r;
@@ -225,25 +258,28 @@ TEST(Observer, AutogradEngineCopiesAreCountedNotFlagged) {
 TEST(Observer, ThreadsCountExactly) {
   constexpr int kThreads = 4, kIters = 100;
   std::vector<torch::Tensor> sources;
-  for (int t = 0; t < kThreads; ++t) sources.push_back(torch::randn({16}));
+  for (int t = 0; t < kThreads; ++t)
+    sources.push_back(torch::randn({16}));
   CopyObserver observer;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      const auto& x = sources[t];
+      const auto &x = sources[t];
       for (int i = 0; i < kIters; ++i) {
-        x.to(torch::kDouble).sum();  // used
-        x.to(torch::kHalf);          // discarded
+        x.to(torch::kDouble).sum(); // used
+        x.to(torch::kHalf);         // discarded
       }
     });
   }
-  for (auto& th : threads) th.join();
+  for (auto &th : threads)
+    th.join();
   const Report r = observer.report();
   EXPECT_EQ(occurrences(r, rules::kDiscardedCopy), kThreads * kIters);
-  EXPECT_EQ(count(r, rules::kDiscardedCopy), 1u);  // one call site
+  EXPECT_EQ(count(r, rules::kDiscardedCopy), 1u); // one call site
   ASSERT_NE(route(r, "cpu", "cpu", "double"), nullptr);
   EXPECT_EQ(route(r, "cpu", "cpu", "double")->count, kThreads * kIters);
-  EXPECT_EQ(route(r, "cpu", "cpu", "double")->bytes, kThreads * kIters * 16 * 8);
+  EXPECT_EQ(route(r, "cpu", "cpu", "double")->bytes,
+            kThreads * kIters * 16 * 8);
   EXPECT_EQ(route(r, "cpu", "cpu", "c10::Half")->count, kThreads * kIters);
 }
 
@@ -253,11 +289,15 @@ TEST(Observer, ManyLiveUnreadCopiesAreTrackedExactly) {
   auto x = torch::randn({4});
   CopyObserver observer;
   std::vector<torch::Tensor> copies;
-  for (int i = 0; i < 100; ++i) copies.push_back(x.to(torch::kDouble));
-  for (int i = 0; i < 200; ++i) x.add(1);  // unrelated ops while they live
-  for (int i = 0; i < 100; i += 2) copies[i].sum();  // read half of them
+  for (int i = 0; i < 100; ++i)
+    copies.push_back(x.to(torch::kDouble));
+  for (int i = 0; i < 200; ++i)
+    x.add(1); // unrelated ops while they live
+  for (int i = 0; i < 100; i += 2)
+    copies[i].sum(); // read half of them
   copies.clear();
-  for (int i = 0; i < 50; ++i) x.add(1);
+  for (int i = 0; i < 50; ++i)
+    x.add(1);
   EXPECT_EQ(occurrences(observer.report(), rules::kDiscardedCopy), 50);
 }
 
@@ -276,19 +316,21 @@ TEST(Observer, NestedObserversSeeTheirOwnLifetime) {
 TEST(Observer, KeepsNothingAliveAndRemovesItsCallback) {
   const bool had_callbacks = at::hasGlobalCallbacks();
   auto x = torch::randn({8});
-  c10::weak_intrusive_ptr<c10::StorageImpl> weak = x.storage().getWeakStorageImpl();
+  c10::weak_intrusive_ptr<c10::StorageImpl> weak =
+      x.storage().getWeakStorageImpl();
   {
     CopyObserver observer;
     auto y = x.to(torch::kDouble);
     weak = y.storage().getWeakStorageImpl();
     y = torch::Tensor();
-    EXPECT_TRUE(weak.expired());  // the observer held no strong reference
+    EXPECT_TRUE(weak.expired()); // the observer held no strong reference
     EXPECT_TRUE(at::hasGlobalCallbacks());
   }
   EXPECT_EQ(at::hasGlobalCallbacks(), had_callbacks);
 }
 
-// ---- GoogleTest assertions ---------------------------------------------------
+// ---- GoogleTest assertions
+// ---------------------------------------------------
 
 torch::Tensor g_x;
 
@@ -297,9 +339,12 @@ TEST(ObserverAssertions, PassOnUsedCopiesAndFailOnDiscardedOnes) {
   EXPECT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble).sum());
   ASSERT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble).sum());
   // A statement with commas, and several statements, in one assertion.
-  EXPECT_NO_DISCARDED_COPIES(auto y = g_x.to(torch::kDouble, false, true); y.sum());
-  EXPECT_NONFATAL_FAILURE(EXPECT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble)), "discarded-copy");
-  EXPECT_FATAL_FAILURE(ASSERT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble)), "discarded-copy");
+  EXPECT_NO_DISCARDED_COPIES(auto y = g_x.to(torch::kDouble, false, true);
+                             y.sum());
+  EXPECT_NONFATAL_FAILURE(EXPECT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble)),
+                          "discarded-copy");
+  EXPECT_FATAL_FAILURE(ASSERT_NO_DISCARDED_COPIES(g_x.to(torch::kDouble)),
+                       "discarded-copy");
 }
 
 TEST(ObserverAssertions, HonourDevcopyProbeOff) {
@@ -311,4 +356,4 @@ TEST(ObserverAssertions, HonourDevcopyProbeOff) {
   ::unsetenv("DEVCOPY_PROBE");
 }
 
-}  // namespace
+} // namespace

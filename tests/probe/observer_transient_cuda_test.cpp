@@ -17,9 +17,10 @@ namespace rules = devcopy::rules;
 using observer_test::count;
 
 class Transient : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
-    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    if (!torch::cuda::is_available())
+      GTEST_SKIP() << "no CUDA device";
   }
   torch::Device gpu{torch::kCUDA, 0};
 };
@@ -32,7 +33,9 @@ TEST_F(Transient, LoadedThroughTheDeviceIntoParametersIsReported) {
   CopyObserver observer;
   observer.watch(*lin);
   // The pattern of load_state_dict(torch.load(f)) into a model already moved.
-  auto load = [&](torch::Tensor& p, const torch::Tensor& host) { p.copy_(host.to(gpu)); };
+  auto load = [&](torch::Tensor &p, const torch::Tensor &host) {
+    p.copy_(host.to(gpu));
+  };
   {
     torch::NoGradGuard no_grad;
     load(lin->weight, host_w);
@@ -44,10 +47,13 @@ TEST_F(Transient, LoadedThroughTheDeviceIntoParametersIsReported) {
   EXPECT_EQ(found[0].count, 2);
   EXPECT_EQ(found[0].bytes, (256 * 256 + 256) * 4);
   EXPECT_EQ(found[0].devices, (std::vector<std::string>{"cpu", "cuda:0"}));
-  EXPECT_NE(found[0].message.find("only copied into weight"), std::string::npos) << r;
-  EXPECT_NE(found[0].location.file.find("observer_transient_cuda_test.cpp"), std::string::npos)
+  EXPECT_NE(found[0].message.find("only copied into weight"), std::string::npos)
       << r;
-  EXPECT_EQ(count(r, rules::kDiscardedCopy), 0u) << r;  // it was read: by the copy_
+  EXPECT_NE(found[0].location.file.find("observer_transient_cuda_test.cpp"),
+            std::string::npos)
+      << r;
+  EXPECT_EQ(count(r, rules::kDiscardedCopy), 0u)
+      << r; // it was read: by the copy_
 }
 
 TEST_F(Transient, SilentWhenCopiedStraightFromTheHost) {
@@ -55,7 +61,8 @@ TEST_F(Transient, SilentWhenCopiedStraightFromTheHost) {
   auto host = torch::randn({1024});
   CopyObserver observer;
   param.copy_(host);
-  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u) << observer.report();
+  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u)
+      << observer.report();
 }
 
 TEST_F(Transient, SilentWhileTheStagingBufferLives) {
@@ -64,19 +71,21 @@ TEST_F(Transient, SilentWhileTheStagingBufferLives) {
   CopyObserver observer;
   staging.copy_(torch::randn({1024}));
   param.copy_(staging);
-  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u) << observer.report();
+  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u)
+      << observer.report();
 }
 
 TEST_F(Transient, SilentForMovesAndUsedResults) {
   torch::nn::Linear lin(64, 64);
   auto host = torch::randn({8, 64});
   CopyObserver observer;
-  lin->to(gpu);                           // storages swapped, not copied into
-  auto y = lin->forward(host.to(gpu));    // read by compute, not copied
+  lin->to(gpu);                        // storages swapped, not copied into
+  auto y = lin->forward(host.to(gpu)); // read by compute, not copied
   auto back = torch::empty({8, 64});
-  back.copy_(host.to(gpu));               // copied into the host: another device
+  back.copy_(host.to(gpu)); // copied into the host: another device
   y.sum().item<float>();
-  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u) << observer.report();
+  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u)
+      << observer.report();
 }
 
 TEST_F(Transient, SilentWhenTheDestinationDiedToo) {
@@ -85,7 +94,8 @@ TEST_F(Transient, SilentWhenTheDestinationDiedToo) {
     auto dst = torch::empty({1024}, gpu);
     dst.copy_(torch::randn({1024}).to(gpu));
   }
-  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u) << observer.report();
+  EXPECT_EQ(count(observer.report(), rules::kTransientDeviceCopy), 0u)
+      << observer.report();
 }
 
-}  // namespace
+} // namespace

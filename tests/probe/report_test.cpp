@@ -41,20 +41,25 @@ TEST(Report, JsonHasStableKeysAndEscapes) {
   const std::string j = sample().to_json();
   EXPECT_EQ(j.front(), '{');
   EXPECT_EQ(j.back(), '}');
-  for (const char* key :
+  for (const char *key :
        {"\"findings\":[{\"kind\":\"duplicate-storage\"", "\"bytes\":4194304",
         "\"devices\":[\"cpu\",\"cuda:0\"]", "\"op\":\"\"", "\"module\":\"\"",
         "\"details\":[\"block of 4.00 MiB at 0x7f00\"]",
-        "\"shared\":[{\"device\":\"cpu\",\"bytes\":1024,\"tensors\":[\"enc.weight\",\"dec.weight\"]}]",
-        "\"reachable_bytes\":100", "\"allocated_bytes\":200", "\"reserved_bytes\":300",
-        "\"reserved_unused_bytes\":100", "\"largest_free_block\":64",
-        "\"copies\":[{\"src_device\":\"cuda:0\",\"dst_device\":\"cpu\",\"dtype\":\"float\",\"count\":3,\"bytes\":12}]",
-        "\"skipped\":[{\"tensor\":\"meta_buf\"", "\"host_syncs\":2", "\"wasted_bytes\":4194304"})
+        "\"shared\":[{\"device\":\"cpu\",\"bytes\":1024,\"tensors\":[\"enc."
+        "weight\",\"dec.weight\"]}]",
+        "\"reachable_bytes\":100", "\"allocated_bytes\":200",
+        "\"reserved_bytes\":300", "\"reserved_unused_bytes\":100",
+        "\"largest_free_block\":64",
+        "\"copies\":[{\"src_device\":\"cuda:0\",\"dst_device\":\"cpu\","
+        "\"dtype\":\"float\",\"count\":3,\"bytes\":12}]",
+        "\"skipped\":[{\"tensor\":\"meta_buf\"", "\"host_syncs\":2",
+        "\"wasted_bytes\":4194304"})
     EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
   EXPECT_NE(j.find(R"("enc.\"w\"\n")"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("back\\slash\ttab\u0001")"), std::string::npos) << j;
-  EXPECT_EQ(Report().to_json(),
-            R"({"findings":[],"shared":[],"devices":[],"copies":[],"skipped":[],"host_syncs":0,"wasted_bytes":0})");
+  EXPECT_EQ(
+      Report().to_json(),
+      R"({"findings":[],"shared":[],"devices":[],"copies":[],"skipped":[],"host_syncs":0,"wasted_bytes":0})");
 }
 
 TEST(Report, TextIsSanitizerStyle) {
@@ -62,13 +67,16 @@ TEST(Report, TextIsSanitizerStyle) {
   os << sample();
   const std::string t = os.str();
   EXPECT_EQ(t.rfind("devcopy: duplicate-storage: 4.00 MiB\n", 0), 0u) << t;
-  for (const char* line :
-       {"    the 4.00 MiB of float in a on cpu are copied to b on cuda:0\n", "    devices: cpu, cuda:0\n",
-        "      block of 4.00 MiB at 0x7f00\n", "devcopy: info: shared storage, 1.00 KiB on cpu",
+  for (const char *line :
+       {"    the 4.00 MiB of float in a on cpu are copied to b on cuda:0\n",
+        "    devices: cpu, cuda:0\n", "      block of 4.00 MiB at 0x7f00\n",
+        "devcopy: info: shared storage, 1.00 KiB on cpu",
         "    tensors: enc.weight, dec.weight\n",
-        "devcopy: memory on cuda:0: 100 B reachable, 200 B allocated, 300 B reserved (100 B unused, "
+        "devcopy: memory on cuda:0: 100 B reachable, 200 B allocated, 300 B "
+        "reserved (100 B unused, "
         "largest free block 64 B)\n",
-        "devcopy: copies cuda:0 -> cpu (float): 3, 12 B\n", "devcopy: device-to-host syncs: 2\n",
+        "devcopy: copies cuda:0 -> cpu (float): 3, 12 B\n",
+        "devcopy: device-to-host syncs: 2\n",
         "devcopy: skipped meta_buf: meta tensor: it holds no data\n",
         "devcopy: summary: 1 finding, 4.00 MiB wasted\n"})
     EXPECT_NE(t.find(line), std::string::npos) << line << "\n" << t;
@@ -85,7 +93,7 @@ TEST(Report, MergeFilterAndKinds) {
   EXPECT_EQ(r.host_syncs(), 2);
   const Report only_cached = only(r, "cached-memory");
   EXPECT_EQ(only_cached.findings().size(), 1u);
-  EXPECT_EQ(only_cached.shared().size(), 1u);  // context kept
+  EXPECT_EQ(only_cached.shared().size(), 1u); // context kept
   EXPECT_EQ(only(r, "").findings().size(), 2u);
 }
 
@@ -96,17 +104,18 @@ TEST(Mode, ParseAndEnforce) {
   EXPECT_THROW(parse_mode("FAIL"), std::invalid_argument);
   std::ostringstream out;
   enforce(sample(), Mode::off, out);
-  enforce(Report(), Mode::fail, out);  // no findings: nothing to do
+  enforce(Report(), Mode::fail, out); // no findings: nothing to do
   EXPECT_TRUE(out.str().empty());
   enforce(sample(), Mode::warn, out);
   EXPECT_NE(out.str().find("devcopy: duplicate-storage"), std::string::npos);
   try {
     enforce(sample(), Mode::fail, out);
     ADD_FAILURE() << "fail mode did not throw";
-  } catch (const ProbeFailure& e) {
-    EXPECT_NE(std::string(e.what()).find("devcopy: summary: 1 finding"), std::string::npos);
+  } catch (const ProbeFailure &e) {
+    EXPECT_NE(std::string(e.what()).find("devcopy: summary: 1 finding"),
+              std::string::npos);
     EXPECT_EQ(e.report().findings().size(), 1u);
   }
 }
 
-}  // namespace
+} // namespace

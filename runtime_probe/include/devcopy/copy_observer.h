@@ -18,8 +18,8 @@
 // first and last occurrence).
 //
 // Rules reported (pages in rules/): discarded-copy, ineffective-non-blocking,
-// stale-after-move, transient-device-copy. The report also holds copies by route and dtype, and the
-// number of device-to-host synchronisations.
+// stale-after-move, transient-device-copy. The report also holds copies by
+// route and dtype, and the number of device-to-host synchronisations.
 #pragma once
 
 #include <memory>
@@ -37,13 +37,13 @@ class Module;
 namespace devcopy {
 
 class CopyObserver {
- public:
+public:
   /// Starts observing. Observers may nest or overlap (on any threads): each
   /// reports what happened during its own lifetime.
   CopyObserver();
   ~CopyObserver();
-  CopyObserver(const CopyObserver&) = delete;
-  CopyObserver& operator=(const CopyObserver&) = delete;
+  CopyObserver(const CopyObserver &) = delete;
+  CopyObserver &operator=(const CopyObserver &) = delete;
 
   /// What was seen so far. Copies whose result is still alive are not
   /// findings (yet); a stale-after-move finding is reported while the old
@@ -53,11 +53,11 @@ class CopyObserver {
   /// Names the parameters and buffers of `module` ("layers.3.weight") in
   /// findings about them. Optional: without it tensors are described by
   /// dtype and shape. Keeps only weak references.
-  void watch(const torch::nn::Module& module, const std::string& prefix = "");
+  void watch(const torch::nn::Module &module, const std::string &prefix = "");
 
-  struct State;  // internal
+  struct State; // internal
 
- private:
+private:
   std::unique_ptr<State> state_;
 };
 
@@ -66,13 +66,13 @@ class CopyObserver {
 /// (RECORD_USER_SCOPE) are used the same way. Costs a few nanoseconds when no
 /// observer is active.
 class ModuleScope {
- public:
+public:
   explicit ModuleScope(std::string name);
   ~ModuleScope();
-  ModuleScope(const ModuleScope&) = delete;
-  ModuleScope& operator=(const ModuleScope&) = delete;
+  ModuleScope(const ModuleScope &) = delete;
+  ModuleScope &operator=(const ModuleScope &) = delete;
 
- private:
+private:
   std::string name_;
 };
 
@@ -91,6 +91,6 @@ bool locates_copies();
 /// Declares that the result of a copy was read outside LibTorch's operators
 /// (through data_ptr() or an accessor), which the observer cannot see: the
 /// copy is then never reported as discarded.
-void mark_read(const at::Tensor& tensor);
+void mark_read(const at::Tensor &tensor);
 
-}  // namespace devcopy
+} // namespace devcopy

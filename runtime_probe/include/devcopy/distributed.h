@@ -13,7 +13,8 @@
 // information), and the per-rank memory table (Report::ranks(), rank_skew()).
 //
 //   devcopy::Report r = devcopy::inspect_distributed(*model, *process_group,
-//                                                     devcopy::InspectOptions().root("opt", opt));
+//                                                     devcopy::InspectOptions().root("opt",
+//                                                     opt));
 //
 // Every rank of the group must call it (it is a collective). Reads only.
 #pragma once
@@ -35,7 +36,7 @@ namespace devcopy {
 struct DistributedOptions {
   DistributedOptions() = default;
   // Implicit, so an InspectOptions (roots, thresholds) can be passed as is.
-  DistributedOptions(InspectOptions o) : inspect(std::move(o)) {}  // NOLINT
+  DistributedOptions(InspectOptions o) : inspect(std::move(o)) {} // NOLINT
 
   InspectOptions inspect;
   /// Bound on each collective: a rank that died, stalls or never calls
@@ -43,7 +44,7 @@ struct DistributedOptions {
   /// this long instead of hanging.
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
 
-  DistributedOptions& with_timeout(std::chrono::milliseconds t) {
+  DistributedOptions &with_timeout(std::chrono::milliseconds t) {
     timeout = t;
     return *this;
   }
@@ -52,30 +53,34 @@ struct DistributedOptions {
 /// A collective failed or timed out; the message names the rank, the step and
 /// the cause. The process group should not be used for more collectives.
 class DistributedError : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
 };
 
-Report inspect_distributed(const torch::nn::Module& module, c10d::ProcessGroup& group,
-                           const DistributedOptions& options = {});
+Report inspect_distributed(const torch::nn::Module &module,
+                           c10d::ProcessGroup &group,
+                           const DistributedOptions &options = {});
 #if TORCH_VERSION_MAJOR >= 2
 /// LibTorch 2.x: a backend used on its own (a c10d::ProcessGroupGloo built
 /// in C++ is a Backend, not a ProcessGroup).
-Report inspect_distributed(const torch::nn::Module& module, c10d::Backend& group,
-                           const DistributedOptions& options = {});
+Report inspect_distributed(const torch::nn::Module &module,
+                           c10d::Backend &group,
+                           const DistributedOptions &options = {});
 #endif
 
 template <class T, class G>
-Report inspect_distributed(const std::shared_ptr<T>& module, G& group,
-                           const DistributedOptions& options = {}) {
-  return inspect_distributed(static_cast<const torch::nn::Module&>(*module), group, options);
+Report inspect_distributed(const std::shared_ptr<T> &module, G &group,
+                           const DistributedOptions &options = {}) {
+  return inspect_distributed(static_cast<const torch::nn::Module &>(*module),
+                             group, options);
 }
 template <class T, class G>
-Report inspect_distributed(const torch::nn::ModuleHolder<T>& module, G& group,
-                           const DistributedOptions& options = {}) {
-  return inspect_distributed(static_cast<const torch::nn::Module&>(*module), group, options);
+Report inspect_distributed(const torch::nn::ModuleHolder<T> &module, G &group,
+                           const DistributedOptions &options = {}) {
+  return inspect_distributed(static_cast<const torch::nn::Module &>(*module),
+                             group, options);
 }
 
-}  // namespace devcopy
+} // namespace devcopy
 
 #endif

@@ -3,10 +3,12 @@
 // present:
 //
 //   EXPECT_NO_DUPLICATE_STORAGE(model);
-//   ASSERT_NO_UNREACHABLE_ALLOCATION(model, devcopy::InspectOptions().root("opt", opt));
+//   ASSERT_NO_UNREACHABLE_ALLOCATION(model,
+//   devcopy::InspectOptions().root("opt", opt));
 //   EXPECT_NO_PROBE_FINDINGS(model);           // any rule
 //   EXPECT_CLEAN_REPORT(report);               // a Report you already have
-//   EXPECT_NO_DISCARDED_COPIES(step(model, batch));  // runs it under a CopyObserver
+//   EXPECT_NO_DISCARDED_COPIES(step(model, batch));  // runs it under a
+//   CopyObserver
 //
 // DEVCOPY_PROBE is honoured as by check(), with fail as the default under
 // test: off passes without inspecting, warn prints the report and passes.
@@ -40,30 +42,35 @@ inline Mode assertion_mode() { return mode_from_env(Mode::fail); }
 
 /// With DEVCOPY_REPORT_DIR set, adds `report` to the running test's JSON
 /// file there. Returns an empty string, or a one-line error.
-inline std::string save_for_test(const Report& report) {
-  const char* dir = std::getenv("DEVCOPY_REPORT_DIR");
-  if (dir == nullptr || *dir == '\0') return {};
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "no-test";
-  for (char& c : name)
-    if (c == '/' || c == '\\' || c == ' ') c = '_';
+inline std::string save_for_test(const Report &report) {
+  const char *dir = std::getenv("DEVCOPY_REPORT_DIR");
+  if (dir == nullptr || *dir == '\0')
+    return {};
+  const ::testing::TestInfo *info =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name =
+      info ? std::string(info->test_suite_name()) + "." + info->name()
+           : "no-test";
+  for (char &c : name)
+    if (c == '/' || c == '\\' || c == ' ')
+      c = '_';
   // One file per test, holding every assertion of its latest run: a
   // listener (added on first use) starts each test afresh.
   struct Runs : ::testing::EmptyTestEventListener {
     std::mutex mu;
     std::map<std::string, Report> reports;
-    void OnTestStart(const ::testing::TestInfo&) override {
+    void OnTestStart(const ::testing::TestInfo &) override {
       std::lock_guard<std::mutex> lock(mu);
       reports.clear();
     }
   };
-  static Runs* runs = [] {
-    auto* r = new Runs;  // owned by GoogleTest's listener list
+  static Runs *runs = [] {
+    auto *r = new Runs; // owned by GoogleTest's listener list
     ::testing::UnitTest::GetInstance()->listeners().Append(r);
     return r;
   }();
   std::lock_guard<std::mutex> lock(runs->mu);
-  Report& merged = runs->reports[name];
+  Report &merged = runs->reports[name];
   merged.merge(report);
   return write_json(merged, std::string(dir) + "/" + name + ".json");
 }
@@ -71,19 +78,25 @@ inline std::string save_for_test(const Report& report) {
 /// The verdict every devcopy assertion gives on a finished report: findings
 /// of `kind` (of any kind when empty) fail in fail mode and are printed in
 /// warn mode. Reusable by other report producers (CopyObserver).
-inline ::testing::AssertionResult verdict(const char* expr, std::string_view kind,
-                                          const Report& report, Mode mode) {
+inline ::testing::AssertionResult verdict(const char *expr,
+                                          std::string_view kind,
+                                          const Report &report, Mode mode) {
   if (mode != Mode::off) {
     const std::string error = save_for_test(report);
-    if (!error.empty()) return ::testing::AssertionFailure() << error;
+    if (!error.empty())
+      return ::testing::AssertionFailure() << error;
   }
   const Report relevant = only(report, kind);
-  if (mode == Mode::off || !relevant.has_findings()) return ::testing::AssertionSuccess();
+  if (mode == Mode::off || !relevant.has_findings())
+    return ::testing::AssertionSuccess();
   std::ostringstream text;
-  for (const Finding& f : relevant.findings()) {
-    if (!f.location.known()) continue;
-    text << (f.location.file.empty() ? std::string("<no debug info>") : f.location.file);
-    if (f.location.line > 0) text << ':' << f.location.line;
+  for (const Finding &f : relevant.findings()) {
+    if (!f.location.known())
+      continue;
+    text << (f.location.file.empty() ? std::string("<no debug info>")
+                                     : f.location.file);
+    if (f.location.line > 0)
+      text << ':' << f.location.line;
     text << ": " << f.kind << ": " << f.message << '\n';
   }
   text << relevant;
@@ -93,54 +106,60 @@ inline ::testing::AssertionResult verdict(const char* expr, std::string_view kin
   }
   return ::testing::AssertionFailure()
          << expr << " has " << relevant.findings().size() << " "
-         << (kind.empty() ? std::string_view("devcopy") : kind) << " finding(s):\n"
+         << (kind.empty() ? std::string_view("devcopy") : kind)
+         << " finding(s):\n"
          << text.str();
 }
 
 template <class M>
-::testing::AssertionResult no_findings(const char* expr, std::string_view kind, const M& module,
-                                       const InspectOptions& options = {}) {
+::testing::AssertionResult no_findings(const char *expr, std::string_view kind,
+                                       const M &module,
+                                       const InspectOptions &options = {}) {
   const Mode mode = assertion_mode();
-  if (mode == Mode::off) return ::testing::AssertionSuccess();
+  if (mode == Mode::off)
+    return ::testing::AssertionSuccess();
   return verdict(expr, kind, inspect(module, options), mode);
 }
 
 // Predicate-formatters for EXPECT_PRED_FORMAT1/2.
 template <class M>
-::testing::AssertionResult NoDuplicateStorage(const char* e, const M& m) {
+::testing::AssertionResult NoDuplicateStorage(const char *e, const M &m) {
   return no_findings(e, rules::kDuplicateStorage, m);
 }
 template <class M>
-::testing::AssertionResult NoDuplicateStorage(const char* e, const char*, const M& m,
-                                              const InspectOptions& o) {
+::testing::AssertionResult NoDuplicateStorage(const char *e, const char *,
+                                              const M &m,
+                                              const InspectOptions &o) {
   return no_findings(e, rules::kDuplicateStorage, m, o);
 }
 template <class M>
-::testing::AssertionResult NoUnreachableAllocation(const char* e, const M& m) {
+::testing::AssertionResult NoUnreachableAllocation(const char *e, const M &m) {
   return no_findings(e, rules::kUnreachableAllocation, m);
 }
 template <class M>
-::testing::AssertionResult NoUnreachableAllocation(const char* e, const char*, const M& m,
-                                                   const InspectOptions& o) {
+::testing::AssertionResult NoUnreachableAllocation(const char *e, const char *,
+                                                   const M &m,
+                                                   const InspectOptions &o) {
   return no_findings(e, rules::kUnreachableAllocation, m, o);
 }
 template <class M>
-::testing::AssertionResult NoProbeFindings(const char* e, const M& m) {
+::testing::AssertionResult NoProbeFindings(const char *e, const M &m) {
   return no_findings(e, {}, m);
 }
 template <class M>
-::testing::AssertionResult NoProbeFindings(const char* e, const char*, const M& m,
-                                           const InspectOptions& o) {
+::testing::AssertionResult NoProbeFindings(const char *e, const char *,
+                                           const M &m,
+                                           const InspectOptions &o) {
   return no_findings(e, {}, m, o);
 }
-inline ::testing::AssertionResult CleanReport(const char* e, const Report& r) {
+inline ::testing::AssertionResult CleanReport(const char *e, const Report &r) {
   return verdict(e, {}, r, assertion_mode());
 }
 
 /// Runs `body` under a CopyObserver (not at all observed when off) and gives
 /// the verdict on its discarded copies.
 template <class F>
-::testing::AssertionResult NoDiscardedCopies(const char* expr, F&& body) {
+::testing::AssertionResult NoDiscardedCopies(const char *expr, F &&body) {
   const Mode mode = assertion_mode();
   if (mode == Mode::off) {
     body();
@@ -155,34 +174,43 @@ template <class F>
   return verdict(expr, rules::kDiscardedCopy, report, mode);
 }
 
-}  // namespace devcopy::testing
+} // namespace devcopy::testing
 
 // One or two arguments: (module) or (module, options).
 #define DEVCOPY_GTEST_PICK_(_1, _2, NAME, ...) NAME
-#define DEVCOPY_GTEST_ASSERT_(CHECK, PRED, ...)                                         \
-  DEVCOPY_GTEST_PICK_(__VA_ARGS__, CHECK##_PRED_FORMAT2, CHECK##_PRED_FORMAT1, unused) \
+#define DEVCOPY_GTEST_ASSERT_(CHECK, PRED, ...)                                \
+  DEVCOPY_GTEST_PICK_(__VA_ARGS__, CHECK##_PRED_FORMAT2, CHECK##_PRED_FORMAT1, \
+                      unused)                                                  \
   (PRED, __VA_ARGS__)
 
-#define EXPECT_NO_DUPLICATE_STORAGE(...) \
-  DEVCOPY_GTEST_ASSERT_(EXPECT, ::devcopy::testing::NoDuplicateStorage, __VA_ARGS__)
-#define ASSERT_NO_DUPLICATE_STORAGE(...) \
-  DEVCOPY_GTEST_ASSERT_(ASSERT, ::devcopy::testing::NoDuplicateStorage, __VA_ARGS__)
-#define EXPECT_NO_UNREACHABLE_ALLOCATION(...) \
-  DEVCOPY_GTEST_ASSERT_(EXPECT, ::devcopy::testing::NoUnreachableAllocation, __VA_ARGS__)
-#define ASSERT_NO_UNREACHABLE_ALLOCATION(...) \
-  DEVCOPY_GTEST_ASSERT_(ASSERT, ::devcopy::testing::NoUnreachableAllocation, __VA_ARGS__)
-#define EXPECT_NO_PROBE_FINDINGS(...) \
-  DEVCOPY_GTEST_ASSERT_(EXPECT, ::devcopy::testing::NoProbeFindings, __VA_ARGS__)
-#define ASSERT_NO_PROBE_FINDINGS(...) \
-  DEVCOPY_GTEST_ASSERT_(ASSERT, ::devcopy::testing::NoProbeFindings, __VA_ARGS__)
-#define EXPECT_CLEAN_REPORT(report) \
+#define EXPECT_NO_DUPLICATE_STORAGE(...)                                       \
+  DEVCOPY_GTEST_ASSERT_(EXPECT, ::devcopy::testing::NoDuplicateStorage,        \
+                        __VA_ARGS__)
+#define ASSERT_NO_DUPLICATE_STORAGE(...)                                       \
+  DEVCOPY_GTEST_ASSERT_(ASSERT, ::devcopy::testing::NoDuplicateStorage,        \
+                        __VA_ARGS__)
+#define EXPECT_NO_UNREACHABLE_ALLOCATION(...)                                  \
+  DEVCOPY_GTEST_ASSERT_(EXPECT, ::devcopy::testing::NoUnreachableAllocation,   \
+                        __VA_ARGS__)
+#define ASSERT_NO_UNREACHABLE_ALLOCATION(...)                                  \
+  DEVCOPY_GTEST_ASSERT_(ASSERT, ::devcopy::testing::NoUnreachableAllocation,   \
+                        __VA_ARGS__)
+#define EXPECT_NO_PROBE_FINDINGS(...)                                          \
+  DEVCOPY_GTEST_ASSERT_(EXPECT, ::devcopy::testing::NoProbeFindings,           \
+                        __VA_ARGS__)
+#define ASSERT_NO_PROBE_FINDINGS(...)                                          \
+  DEVCOPY_GTEST_ASSERT_(ASSERT, ::devcopy::testing::NoProbeFindings,           \
+                        __VA_ARGS__)
+#define EXPECT_CLEAN_REPORT(report)                                            \
   EXPECT_PRED_FORMAT1(::devcopy::testing::CleanReport, report)
-#define ASSERT_CLEAN_REPORT(report) \
+#define ASSERT_CLEAN_REPORT(report)                                            \
   ASSERT_PRED_FORMAT1(::devcopy::testing::CleanReport, report)
 // A statement (commas allowed), run under a CopyObserver.
-#define EXPECT_NO_DISCARDED_COPIES(...)                                                 \
-  GTEST_ASSERT_(::devcopy::testing::NoDiscardedCopies(#__VA_ARGS__, [&] { __VA_ARGS__; }), \
+#define EXPECT_NO_DISCARDED_COPIES(...)                                        \
+  GTEST_ASSERT_(::devcopy::testing::NoDiscardedCopies(#__VA_ARGS__,            \
+                                                      [&] { __VA_ARGS__; }),   \
                 GTEST_NONFATAL_FAILURE_)
-#define ASSERT_NO_DISCARDED_COPIES(...)                                                 \
-  GTEST_ASSERT_(::devcopy::testing::NoDiscardedCopies(#__VA_ARGS__, [&] { __VA_ARGS__; }), \
+#define ASSERT_NO_DISCARDED_COPIES(...)                                        \
+  GTEST_ASSERT_(::devcopy::testing::NoDiscardedCopies(#__VA_ARGS__,            \
+                                                      [&] { __VA_ARGS__; }),   \
                 GTEST_FATAL_FAILURE_)

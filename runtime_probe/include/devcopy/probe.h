@@ -34,8 +34,9 @@ struct InspectOptions {
   // part in duplicate detection; optimizer state and gradients do not.
   // Roots are borrowed: they must outlive the inspect() call only.
   std::vector<std::pair<std::string, at::Tensor>> tensors;
-  std::vector<std::pair<std::string, const torch::nn::Module*>> modules;
-  std::vector<std::pair<std::string, const torch::optim::Optimizer*>> optimizers;
+  std::vector<std::pair<std::string, const torch::nn::Module *>> modules;
+  std::vector<std::pair<std::string, const torch::optim::Optimizer *>>
+      optimizers;
   /// Tensors held on purpose and counted as reachable only, never compared
   /// (state the probe cannot read itself, such as a Python optimizer's).
   std::vector<std::pair<std::string, at::Tensor>> held;
@@ -43,23 +44,23 @@ struct InspectOptions {
   /// as `held`, and counted as optimizer state by inspect_distributed().
   std::vector<std::pair<std::string, at::Tensor>> state;
 
-  InspectOptions& root(std::string name, const at::Tensor& t) {
+  InspectOptions &root(std::string name, const at::Tensor &t) {
     tensors.emplace_back(std::move(name), t);
     return *this;
   }
-  InspectOptions& root(std::string name, const torch::nn::Module& m) {
+  InspectOptions &root(std::string name, const torch::nn::Module &m) {
     modules.emplace_back(std::move(name), &m);
     return *this;
   }
-  InspectOptions& root(std::string name, const torch::optim::Optimizer& o) {
+  InspectOptions &root(std::string name, const torch::optim::Optimizer &o) {
     optimizers.emplace_back(std::move(name), &o);
     return *this;
   }
-  InspectOptions& hold(std::string name, const at::Tensor& t) {
+  InspectOptions &hold(std::string name, const at::Tensor &t) {
     held.emplace_back(std::move(name), t);
     return *this;
   }
-  InspectOptions& hold_state(std::string name, const at::Tensor& t) {
+  InspectOptions &hold_state(std::string name, const at::Tensor &t) {
     state.emplace_back(std::move(name), t);
     return *this;
   }
@@ -80,35 +81,41 @@ struct InspectOptions {
 };
 
 /// Inspects `module` and everything it owns (recursively).
-Report inspect(const torch::nn::Module& module, const InspectOptions& options = {});
+Report inspect(const torch::nn::Module &module,
+               const InspectOptions &options = {});
 
 template <class T>
-Report inspect(const std::shared_ptr<T>& module, const InspectOptions& options = {}) {
-  return inspect(static_cast<const torch::nn::Module&>(*module), options);
+Report inspect(const std::shared_ptr<T> &module,
+               const InspectOptions &options = {}) {
+  return inspect(static_cast<const torch::nn::Module &>(*module), options);
 }
 template <class T>
-Report inspect(const torch::nn::ModuleHolder<T>& module, const InspectOptions& options = {}) {
-  return inspect(static_cast<const torch::nn::Module&>(*module), options);
+Report inspect(const torch::nn::ModuleHolder<T> &module,
+               const InspectOptions &options = {}) {
+  return inspect(static_cast<const torch::nn::Module &>(*module), options);
 }
 
 /// inspect() under the mode DEVCOPY_PROBE names (warn when unset): off skips
 /// the inspection and returns an empty report, warn prints findings to
 /// stderr, fail throws devcopy::ProbeFailure carrying the report.
-Report check(const torch::nn::Module& module, const InspectOptions& options = {});
+Report check(const torch::nn::Module &module,
+             const InspectOptions &options = {});
 
 template <class T>
-Report check(const std::shared_ptr<T>& module, const InspectOptions& options = {}) {
-  return check(static_cast<const torch::nn::Module&>(*module), options);
+Report check(const std::shared_ptr<T> &module,
+             const InspectOptions &options = {}) {
+  return check(static_cast<const torch::nn::Module &>(*module), options);
 }
 template <class T>
-Report check(const torch::nn::ModuleHolder<T>& module, const InspectOptions& options = {}) {
-  return check(static_cast<const torch::nn::Module&>(*module), options);
+Report check(const torch::nn::ModuleHolder<T> &module,
+             const InspectOptions &options = {}) {
+  return check(static_cast<const torch::nn::Module &>(*module), options);
 }
 
 /// Bytes a loader can still place on `device`: for CUDA, the driver's free
 /// memory plus the caching allocator's reserved-but-unused bytes (the driver
 /// alone counts cached blocks as used and sends loaders into needless CPU
 /// offload); for the CPU, the kernel's MemAvailable. -1 when unknown.
-std::int64_t available_memory(const c10::Device& device);
+std::int64_t available_memory(const c10::Device &device);
 
-}  // namespace devcopy
+} // namespace devcopy

@@ -15,8 +15,8 @@ namespace devcopy {
 /// LibTorch, the standard library and devcopy. `line` is 0 and `file` empty
 /// when that frame has no debug information; all empty when unknown.
 struct SourceLocation {
-  std::string function;  // "train_step(Model&, at::Tensor)"
-  std::string file;      // as the compiler saw it: "/src/train.cpp"
+  std::string function; // "train_step(Model&, at::Tensor)"
+  std::string file;     // as the compiler saw it: "/src/train.cpp"
   int line = 0;
   bool known() const { return !function.empty() || !file.empty(); }
 };
@@ -25,14 +25,15 @@ struct SourceLocation {
 /// "duplicate-storage"); the catalog in <devcopy/rules_catalog.h> has its page.
 struct Finding {
   std::string kind;
-  std::string message;               // one line: what, where, what to do instead
-  std::int64_t bytes = 0;            // bytes wasted (or held) by this finding
-  std::vector<std::string> devices;  // "cpu", "cuda:0", ...
-  std::vector<std::string> tensors;  // qualified names: "encoder.layers.3.fc.weight"
-  std::string op;                    // the op that made it, when known ("aten::to")
-  std::string module;                // the module or scope it ran under, when known
-  std::vector<std::string> details;  // further lines: allocation context, sizes
-  SourceLocation location;           // the user's frame that made it, when known
+  std::string message;              // one line: what, where, what to do instead
+  std::int64_t bytes = 0;           // bytes wasted (or held) by this finding
+  std::vector<std::string> devices; // "cpu", "cuda:0", ...
+  std::vector<std::string>
+      tensors;        // qualified names: "encoder.layers.3.fc.weight"
+  std::string op;     // the op that made it, when known ("aten::to")
+  std::string module; // the module or scope it ran under, when known
+  std::vector<std::string> details; // further lines: allocation context, sizes
+  SourceLocation location;          // the user's frame that made it, when known
   // Occurrences merged into this finding (the observer merges one call site's
   // repeats; `bytes` is their sum), and the ordinals of the first and last
   // among the copies its observer saw (0 when not counted).
@@ -53,11 +54,13 @@ struct SharedStorage {
 /// LibTorch built without CUDA).
 struct DeviceMemory {
   std::string device;
-  std::int64_t reachable_bytes = 0;   // parameters, buffers, gradients; each storage once
+  std::int64_t reachable_bytes =
+      0; // parameters, buffers, gradients; each storage once
   std::int64_t allocated_bytes = -1;
   std::int64_t reserved_bytes = -1;
-  std::int64_t reserved_unused_bytes = -1;  // reserved - allocated
-  std::int64_t largest_free_block = -1;     // largest cached block the allocator can reuse
+  std::int64_t reserved_unused_bytes = -1; // reserved - allocated
+  std::int64_t largest_free_block =
+      -1; // largest cached block the allocator can reuse
 };
 
 /// One rank's memory on one device (inspect_distributed() only). Allocator
@@ -65,7 +68,7 @@ struct DeviceMemory {
 struct RankMemory {
   int rank = 0;
   std::string host;
-  std::string device;  // as that rank names it: "cpu", "cuda:0"
+  std::string device; // as that rank names it: "cpu", "cuda:0"
   std::int64_t reachable_bytes = 0;
   std::int64_t allocated_bytes = -1;
   std::int64_t reserved_bytes = -1;
@@ -77,18 +80,19 @@ struct RankMemory {
 /// would save and also get a replicated-across-ranks finding.
 struct Replicated {
   std::string category;
-  int ranks = 0;                   // how many ranks hold these bytes: all of them
+  int ranks = 0; // how many ranks hold these bytes: all of them
   std::int64_t bytes_per_rank = 0;
-  std::int64_t storages = 0;       // storages per rank
-  bool expected = false;           // information only
-  std::vector<std::string> tensors;  // names on the reporting rank (the first few)
+  std::int64_t storages = 0; // storages per rank
+  bool expected = false;     // information only
+  std::vector<std::string>
+      tensors; // names on the reporting rank (the first few)
 };
 
 /// Copies seen by a CopyObserver, grouped by route and dtype.
 struct CopyRoute {
   std::string src_device;
   std::string dst_device;
-  std::string dtype;  // destination dtype, "float", "c10::Half", ...
+  std::string dtype; // destination dtype, "float", "c10::Half", ...
   std::int64_t count = 0;
   std::int64_t bytes = 0;
 };
@@ -101,20 +105,20 @@ struct Skipped {
 };
 
 class Report {
- public:
-  const std::vector<Finding>& findings() const { return findings_; }
+public:
+  const std::vector<Finding> &findings() const { return findings_; }
   /// Findings of one kind only.
-  std::vector<Finding> findings(const std::string& kind) const;
+  std::vector<Finding> findings(const std::string &kind) const;
   bool has_findings() const { return !findings_.empty(); }
   /// Sum of `bytes` over all findings.
   std::int64_t wasted_bytes() const;
 
-  const std::vector<SharedStorage>& shared() const { return shared_; }
-  const std::vector<DeviceMemory>& devices() const { return devices_; }
-  const std::vector<CopyRoute>& copies() const { return copies_; }
-  const std::vector<Skipped>& skipped() const { return skipped_; }
-  const std::vector<RankMemory>& ranks() const { return ranks_; }
-  const std::vector<Replicated>& replicated() const { return replicated_; }
+  const std::vector<SharedStorage> &shared() const { return shared_; }
+  const std::vector<DeviceMemory> &devices() const { return devices_; }
+  const std::vector<CopyRoute> &copies() const { return copies_; }
+  const std::vector<Skipped> &skipped() const { return skipped_; }
+  const std::vector<RankMemory> &ranks() const { return ranks_; }
+  const std::vector<Replicated> &replicated() const { return replicated_; }
   /// Largest over smallest per-rank total of reachable bytes (1.0 when
   /// balanced); 0 without rank figures or when a rank holds nothing.
   double rank_skew() const;
@@ -131,12 +135,12 @@ class Report {
   void set_host_syncs(std::int64_t n) { host_syncs_ = n; }
   /// Appends everything in `other` (for example an observer's report to an
   /// inspection's).
-  void merge(const Report& other);
+  void merge(const Report &other);
 
   /// The whole report as one JSON object (stable keys; see report.cpp).
   std::string to_json() const;
 
- private:
+private:
   std::vector<Finding> findings_;
   std::vector<SharedStorage> shared_;
   std::vector<DeviceMemory> devices_;
@@ -149,13 +153,13 @@ class Report {
 
 /// A readable report in the spirit of sanitizer reports: one header line per
 /// finding (kind and size), then its tensors, devices and details.
-std::ostream& operator<<(std::ostream& os, const Report& report);
-std::ostream& operator<<(std::ostream& os, const Finding& finding);
+std::ostream &operator<<(std::ostream &os, const Report &report);
+std::ostream &operator<<(std::ostream &os, const Finding &finding);
 
 /// "train.cpp:42 in step(Model&)": file:line first, as compilers print them.
-std::string location_text(const SourceLocation& location);
+std::string location_text(const SourceLocation &location);
 
 /// "1.50 GiB", "512.00 MiB", "12 B": sizes people read.
 std::string format_bytes(std::int64_t bytes);
 
-}  // namespace devcopy
+} // namespace devcopy

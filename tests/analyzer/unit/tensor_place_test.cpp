@@ -32,17 +32,18 @@ struct Marked {
 std::vector<Marked> places(const std::string &Code) {
   std::unique_ptr<ASTUnit> AST = tooling::buildASTFromCodeWithArgs(
       Prelude + Code,
-      {"-std=c++17", "-isystem", DEVCOPY_MOCK_DIR, "-resource-dir", DEVCOPY_RESOURCE_DIR},
+      {"-std=c++17", "-isystem", DEVCOPY_MOCK_DIR, "-resource-dir",
+       DEVCOPY_RESOURCE_DIR},
       "input.cpp");
   EXPECT_TRUE(AST);
   EXPECT_FALSE(AST->getDiagnostics().hasErrorOccurred());
   ASTContext &Ctx = AST->getASTContext();
   TensorPlaces Places(Ctx);
   std::vector<Marked> Out;
-  auto Calls = match(
-      findAll(callExpr(callee(functionDecl(hasAnyName("host", "accelerator", "unknown"))))
-                  .bind("c")),
-      Ctx);
+  auto Calls = match(findAll(callExpr(callee(functionDecl(hasAnyName(
+                                          "host", "accelerator", "unknown"))))
+                                 .bind("c")),
+                     Ctx);
   for (const BoundNodes &N : Calls) {
     const auto *C = N.getNodeAs<CallExpr>("c");
     const Expr *Arg = C->getArg(0);
@@ -59,7 +60,8 @@ std::vector<Marked> places(const std::string &Code) {
 
 void expectAll(const std::string &Code) {
   for (const Marked &M : places(Code))
-    EXPECT_EQ(M.Want, tidy::devcopy::placeName(M.Got).str()) << "for '" << M.Text << "'";
+    EXPECT_EQ(M.Want, tidy::devcopy::placeName(M.Got).str())
+        << "for '" << M.Text << "'";
 }
 
 TEST(TensorPlace, DeviceConstantsAndStrings) {

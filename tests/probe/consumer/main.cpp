@@ -9,6 +9,9 @@ TEST(Consumer, FindsCopyThroughPackage) {
   copied.register_buffer("b", w.clone());
   tied.register_buffer("a", w);
   tied.register_buffer("b", w);
-  EXPECT_EQ(devcopy::inspect(copied).findings(std::string(devcopy::rules::kDuplicateStorage)).size(), 1u);
+  EXPECT_EQ(devcopy::inspect(copied)
+                .findings(std::string(devcopy::rules::kDuplicateStorage))
+                .size(),
+            1u);
   EXPECT_NO_DUPLICATE_STORAGE(tied);
 }
