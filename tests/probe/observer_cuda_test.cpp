@@ -125,8 +125,8 @@ TEST_F(ObserverCuda, DiscardInHookOnTheDeviceThreadIsReportedWithItsLine) {
   std::thread::id hook_thread;
   h.register_hook([&](torch::Tensor g) {
     hook_thread = std::this_thread::get_id();
-    line = __LINE__;
-    g.to(torch::kCPU); // dropped, on the engine's device thread
+    line = __LINE__ + 1; // the copy below
+    g.to(torch::kCPU);   // dropped, on the engine's device thread
   });
   CopyObserver observer;
   h.sum().backward();

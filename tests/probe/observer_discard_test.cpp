@@ -54,7 +54,7 @@ torch::Tensor g_input = torch::randn({8, 8});
 
 TEST(Discard, InputTensor) {
   CopyObserver observer;
-  const int line = __LINE__;
+  const int line = __LINE__ + 1; // the copy below
   g_input.to(torch::kDouble);
   expect_one_at(observer.report(), line);
 }
@@ -64,7 +64,7 @@ TEST(Discard, CpuCopyLocal) {
   CopyObserver observer;
   int line = 0;
   {
-    line = __LINE__;
+    line = __LINE__ + 1; // the copy below
     auto local = x.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
   }
   expect_one_at(observer.report(), line);
@@ -75,7 +75,7 @@ TEST(Discard, CopyAndSourceDieTogether) {
   int line = 0;
   {
     auto src = torch::randn({32});
-    line = __LINE__;
+    line = __LINE__ + 1; // the copy below
     auto copy = src.to(torch::kDouble);
   } // copy dies first, its source a moment later: it freed nothing
   expect_one_at(observer.report(), line);
@@ -115,7 +115,7 @@ TEST(Discard, ReturnedCopy) {
 TEST(Discard, KeptCopyThenDropped) {
   CopyObserver observer;
   std::vector<torch::Tensor> kept;
-  const int line = __LINE__;
+  const int line = __LINE__ + 2; // the copy below
   for (int i = 0; i < 3; ++i)
     kept.push_back(g_input.to(torch::kHalf));
   EXPECT_FALSE(observer.report().has_findings())
@@ -128,9 +128,9 @@ TEST(Discard, RepeatsMergeByCallSite) {
   CopyObserver observer;
   int a = 0, b = 0;
   for (int i = 0; i < 100; ++i) {
-    a = __LINE__;
+    a = __LINE__ + 1; // the copy below
     g_input.to(torch::kDouble);
-    b = __LINE__;
+    b = __LINE__ + 1; // the copy below
     g_input.to(torch::kHalf);
     g_input.to(torch::kDouble).sum(); // used
   }
@@ -152,7 +152,7 @@ TEST(Discard, RepeatsMergeByCallSite) {
 [[gnu::noinline]] int discard_25() {
   int line = 0;
   for (int i = 0; i < 25; ++i) {
-    line = __LINE__;
+    line = __LINE__ + 1; // the copy below
     g_input.to(torch::kDouble);
   }
   return line;
@@ -174,7 +174,7 @@ TEST(Discard, InAutogradHook) {
   auto h = w * 2;
   int line = 0;
   h.register_hook([&line](torch::Tensor g) {
-    line = __LINE__;
+    line = __LINE__ + 1;  // the copy below
     g.to(torch::kDouble); // inside backward, on the engine's thread
   });
   CopyObserver observer;
