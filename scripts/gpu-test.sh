@@ -14,7 +14,8 @@
 #
 # Environment: PYTHON (the interpreter with torch, default python3), CXX
 # (default /opt/gcc/bin/g++ when present), CUDA_ARCH (default native),
-# ONLY (a regex: run only the tests and benchmarks whose names match it).
+# ONLY (a regex: run only the tests, benchmarks and Python scripts -- "seeds",
+# "nccl_ranks" -- whose names match it).
 # Exit status: non-zero when the build or any test failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,7 +52,9 @@ ctest --test-dir "$build" -L probe -LE cuda -R "$only" --output-on-failure -j"$(
 ctest --test-dir "$build" -L cuda -R "$only" --output-on-failure || status=1
 
 echo "== the seeds in Python (python/seeds/run_seeds.py) =="
-if [ -d "$build/python/devcopy" ]; then
+if ! [[ seeds =~ $only ]]; then
+  echo "gpu-test: skipped (ONLY=$only)"
+elif [ -d "$build/python/devcopy" ]; then
   # smoke.py first: the calls that once crashed the extension, each named.
   PYTHONPATH="$PWD/$build/python" "$py" -X faulthandler python/seeds/smoke.py || status=1
   PYTHONPATH="$PWD/$build/python" "$py" -X faulthandler python/seeds/run_seeds.py || status=1
@@ -60,7 +63,7 @@ else
 fi
 
 echo "== two GPUs, two NCCL ranks (python/gpu/nccl_ranks.py; skips on one GPU) =="
-if [ -d "$build/python/devcopy" ]; then
+if [[ nccl_ranks =~ $only ]] && [ -d "$build/python/devcopy" ]; then
   PYTHONPATH="$PWD/$build/python" "$py" python/gpu/nccl_ranks.py || status=1
 fi
 
