@@ -43,6 +43,9 @@ TOLERANCE = 2
 HEADER_EXT = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
 SOURCE_EXT = (".cpp", ".cc", ".cxx", ".cu") + HEADER_EXT
 TORCH_INCLUDES = ["/usr/include/torch/csrc/api/include"]
+# Third-party libraries the projects build against, used where installed
+# (Debian: libopencv-dev puts OpenCV 4 under opencv4/); stand-ins otherwise.
+THIRD_PARTY_INCLUDES = [d for d in ["/usr/include/opencv4"] if os.path.isdir(d)]
 # <torch/extension.h> includes <Python.h>: without it the whole file stops at
 # a fatal error. Debian's python3-dev headers, where installed.
 TORCH_INCLUDES += sorted(os.path.dirname(p) for p in glob.glob("/usr/include/python3*/Python.h"))[-1:]
@@ -81,7 +84,7 @@ def system_dirs():
             on = False
         elif on:
             dirs.append(os.path.normpath(line.strip()))
-    return TORCH_INCLUDES + dirs
+    return TORCH_INCLUDES + THIRD_PARTY_INCLUDES + dirs
 
 
 def checkout(git_dir, commit, dest):
@@ -153,7 +156,7 @@ def prepare(repo_dir, files, sysdirs, stub_dir):
 
 def base_flags(std):
     flags = [f"-std={std}", "-D_GLIBCXX_USE_CXX11_ABI=1", "-Wno-everything"]
-    for t in TORCH_INCLUDES:
+    for t in TORCH_INCLUDES + THIRD_PARTY_INCLUDES:
         flags += ["-isystem", t]
     # <torch/extension.h> includes Python.h.
     py = sysconfig.get_paths().get("include")
@@ -315,7 +318,7 @@ def main():
     commits = dict(repos)
 
     def cache_file(repo, path, std):
-        key = f"{tidy_key}:{std}:{STUB_VERSION}:{repo}:{commits[repo]}:{path}"
+        key = f"{tidy_key}:{std}:{STUB_VERSION}:{THIRD_PARTY_INCLUDES}:{repo}:{commits[repo]}:{path}"
         return os.path.join(a.cache, hashlib.sha1(key.encode()).hexdigest() + ".json")
 
     todo = []
