@@ -40,6 +40,36 @@ bool isCudaNamespaceFunction(const FunctionDecl *FD) {
 }
 
 /// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
+/// True when `E` is a whole statement whose value nothing reads.
+bool droppedByStatement(const Expr &E, ASTContext &Ctx) {
+  const Stmt *Cur = &E;
+  for (unsigned Depth = 0; Depth < 8; ++Depth) {
+    DynTypedNodeList Parents = Ctx.getParents(*Cur);
+    if (Parents.size() != 1)
+      return false;
+    const Stmt *P = Parents[0].get<Stmt>();
+    if (!P)
+      return false;
+    if (isa<ExprWithCleanups, CXXBindTemporaryExpr, MaterializeTemporaryExpr,
+            ImplicitCastExpr, ParenExpr>(P)) {
+      Cur = P;
+      continue;
+    }
+    if (isa<CompoundStmt>(P))
+      return true;
+    if (const auto *If = dyn_cast<IfStmt>(P))
+      return If->getThen() == Cur || If->getElse() == Cur;
+    if (const auto *For = dyn_cast<ForStmt>(P))
+      return For->getBody() == Cur;
+    if (const auto *RF = dyn_cast<CXXForRangeStmt>(P))
+      return RF->getBody() == Cur;
+    if (const auto *W = dyn_cast<WhileStmt>(P))
+      return W->getBody() == Cur;
+    return false;
+  }
+  return false;
+}
+
 bool isDeviceValueType(QualType T) {
   return isDeviceType(T) || isTensorOptionsType(T);
 }
@@ -142,6 +172,11 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("sync")) {
     Method = Call->getMethodDecl()->getName().str();
     if (Method == "to" && describeCopy(*Call, Ctx).Device != DeviceKind::CPU)
+      return;
+    // `prev.to(kCPU);` or `loss.item<float>();` as a statement: the value is
+    // dropped, and devcopy-discarded-copy reports the line (remove the call,
+    // and the sync goes with it). One finding for one mistake.
+    if (droppedByStatement(*Call, Ctx))
       return;
     Sync = Call;
     Recv = Result.Nodes.getNodeAs<Expr>("sync.recv");
