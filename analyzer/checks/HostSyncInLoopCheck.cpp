@@ -39,37 +39,40 @@ bool isCudaNamespaceFunction(const FunctionDecl *FD) {
   return false;
 }
 
-/// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
-/// True when `E` is a whole statement whose value nothing reads.
+/// True when `E` is a statement of its own whose value nothing reads, in the
+/// positions devcopy-discarded-copy matches (a block's statement, not a
+/// statement expression's value; the body of if/for/while/do).
 bool droppedByStatement(const Expr &E, ASTContext &Ctx) {
   const Stmt *Cur = &E;
-  for (unsigned Depth = 0; Depth < 8; ++Depth) {
+  const Stmt *P = nullptr;
+  while (true) { // up through what ignoringImplicit() looks through
     DynTypedNodeList Parents = Ctx.getParents(*Cur);
-    if (Parents.size() != 1)
-      return false;
-    const Stmt *P = Parents[0].get<Stmt>();
-    if (!P)
-      return false;
-    if (isa<ExprWithCleanups, CXXBindTemporaryExpr, MaterializeTemporaryExpr,
-            ImplicitCastExpr, ParenExpr>(P)) {
-      Cur = P;
-      continue;
-    }
-    if (isa<CompoundStmt>(P))
-      return true;
-    if (const auto *If = dyn_cast<IfStmt>(P))
-      return If->getThen() == Cur || If->getElse() == Cur;
-    if (const auto *For = dyn_cast<ForStmt>(P))
-      return For->getBody() == Cur;
-    if (const auto *RF = dyn_cast<CXXForRangeStmt>(P))
-      return RF->getBody() == Cur;
-    if (const auto *W = dyn_cast<WhileStmt>(P))
-      return W->getBody() == Cur;
-    return false;
+    P = Parents.size() == 1 ? Parents[0].get<Stmt>() : nullptr;
+    if (!P || !isa<ExprWithCleanups, CXXBindTemporaryExpr,
+                   MaterializeTemporaryExpr, ImplicitCastExpr>(P))
+      break;
+    Cur = P;
   }
+  if (!P)
+    return false;
+  if (isa<CompoundStmt>(P)) {
+    DynTypedNodeList Up = Ctx.getParents(*P);
+    return Up.size() != 1 || !Up[0].get<StmtExpr>();
+  }
+  if (const auto *If = dyn_cast<IfStmt>(P))
+    return If->getThen() == Cur || If->getElse() == Cur;
+  if (const auto *For = dyn_cast<ForStmt>(P))
+    return For->getBody() == Cur;
+  if (const auto *RF = dyn_cast<CXXForRangeStmt>(P))
+    return RF->getBody() == Cur;
+  if (const auto *W = dyn_cast<WhileStmt>(P))
+    return W->getBody() == Cur;
+  if (const auto *Do = dyn_cast<DoStmt>(P))
+    return Do->getBody() == Cur;
   return false;
 }
 
+/// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
 bool isDeviceValueType(QualType T) {
   return isDeviceType(T) || isTensorOptionsType(T);
 }
@@ -173,10 +176,12 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Method = Call->getMethodDecl()->getName().str();
     if (Method == "to" && describeCopy(*Call, Ctx).Device != DeviceKind::CPU)
       return;
-    // `prev.to(kCPU);` or `loss.item<float>();` as a statement: the value is
-    // dropped, and devcopy-discarded-copy reports the line (remove the call,
-    // and the sync goes with it). One finding for one mistake.
-    if (droppedByStatement(*Call, Ctx))
+    // `prev.to(kCPU);`, `prev.cpu();` or `loss.item<float>();` as a
+    // statement: the value is dropped, and devcopy-discarded-copy reports the
+    // line (remove the call, and the sync goes with it). One finding for one
+    // mistake; a dropped `equal()` (a bool, not a copy) stays ours.
+    if ((Method == "item" || Method == "cpu" || Method == "to") &&
+        droppedByStatement(*Call, Ctx))
       return;
     Sync = Call;
     Recv = Result.Nodes.getNodeAs<Expr>("sync.recv");
