@@ -196,14 +196,20 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
     }
     return Place::Unknown;
   }
+  // The TensorOptions shorthands: torch::device(d), torch::dtype(t), ...
+  // (c10's, brought into torch by a using-declaration).
   if (const CallExpr *C = asCall(E);
-      C && isTorchFunction(C->getDirectCallee())) {
+      C && (isTorchFunction(C->getDirectCallee()) ||
+            isTensorOptionsShorthand(C->getDirectCallee()))) {
     const FunctionDecl *FD = C->getDirectCallee();
-    // torch::device(d) / torch::dtype(t): the TensorOptions shorthands.
     if (FD->getIdentifier() && FD->getName() == "device" &&
         C->getNumArgs() == 1)
       return deviceOf(C->getArg(0), Depth + 1);
-    if (FD->getIdentifier() && FD->getName() == "dtype")
+    // torch::dtype(t), torch::requires_grad(false), ...: no device named.
+    if (FD->getIdentifier() &&
+        llvm::is_contained({"dtype", "requires_grad", "layout",
+                            "memory_format", "pinned_memory"},
+                           FD->getName()))
       return std::nullopt;
     return Place::Unknown;
   }

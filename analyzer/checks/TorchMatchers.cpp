@@ -139,6 +139,11 @@ bool isTorchFunction(const FunctionDecl *FD) {
   return isNamespacePath(DC, {"torch"}) || isNamespacePath(DC, {"at"});
 }
 
+bool isTensorOptionsShorthand(const FunctionDecl *FD) {
+  return FD && isTensorOptionsType(FD->getReturnType()) &&
+         isNamespacePath(FD->getDeclContext(), {"c10"});
+}
+
 bool isTensorFactory(const FunctionDecl *FD) {
   if (!FD || !FD->getIdentifier())
     return false;

@@ -44,6 +44,10 @@ bool isTorchFunction(const FunctionDecl *FD);
 /// empty_strided, and every `*_like`). Not from_blob: that wraps host data.
 bool isTensorFactory(const FunctionDecl *FD);
 
+/// c10's TensorOptions shorthands (`torch::device(d)`, `torch::dtype(t)`,
+/// `torch::requires_grad()`), which torch:: re-exports.
+bool isTensorOptionsShorthand(const FunctionDecl *FD);
+
 // ---- Matchers ---------------------------------------------------------------
 namespace matchers {
 using namespace ast_matchers;

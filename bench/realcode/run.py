@@ -190,6 +190,9 @@ def analyse(tidy, repo_dir, path, incdirs, stub_dir, std, pch):
     # Standard headers the projects' own toolchains included transitively.
     for h in ("optional", "filesystem"):
         args += ["-include", h]
+    # The file's own folder first, as every project's build puts it (a
+    # sibling lesson's header of the same name must not shadow it).
+    args += ["-I", os.path.dirname(src)]
     for d in incdirs:
         args += ["-I", d]
     args += ["-idirafter", stub_dir]

@@ -9,7 +9,7 @@ accept any arguments): enough for the analyzer, never for a build.
 import re
 
 # Part of run.py's cache key: findings made with other stubs are not reused.
-STUB_VERSION = 2
+STUB_VERSION = 3
 
 OPENCV = r"""#pragma once
 // minimal OpenCV stand-in written by bench/realcode/run.py
@@ -341,6 +341,12 @@ public:
 } // namespace cxxopts
 """
 
+BOOST_LOG = r"""#pragma once
+// minimal Boost.Log stand-in written by bench/realcode/run.py
+#include <iostream>
+#define BOOST_LOG_TRIVIAL(level) std::clog
+"""
+
 
 def stub_text(name):
     """The stand-in for the missing header `name`, or None for an empty stub."""
@@ -351,6 +357,8 @@ def stub_text(name):
         return RAYLIB
     if base in ("cxxopts.hpp", "cxxopts.h"):
         return CXXOPTS
+    if name.startswith("boost/log/"):
+        return BOOST_LOG
     # A CMake-generated export header (generate_export_header): its macros.
     m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)_export\.h", base)
     if m:

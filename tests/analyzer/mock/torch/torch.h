@@ -67,6 +67,7 @@ struct TensorOptions {
 };
 inline TensorOptions device(Device device);
 inline TensorOptions dtype(ScalarType dtype);
+inline TensorOptions requires_grad(bool requires_grad = true);
 
 using IntArrayRef = std::vector<int64_t>;
 struct Scalar {
