@@ -207,8 +207,8 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
       return deviceOf(C->getArg(0), Depth + 1);
     // torch::dtype(t), torch::requires_grad(false), ...: no device named.
     if (FD->getIdentifier() &&
-        llvm::is_contained({"dtype", "requires_grad", "layout",
-                            "memory_format", "pinned_memory"},
+        llvm::is_contained({"dtype", "requires_grad", "layout", "memory_format",
+                            "pinned_memory"},
                            FD->getName()))
       return std::nullopt;
     return Place::Unknown;
