@@ -72,6 +72,16 @@ bool droppedByStatement(const Expr &E, ASTContext &Ctx) {
   return false;
 }
 
+/// A namespace of LibTorch or the standard library (reached through -I
+/// rather than -isystem, their headers are not system headers).
+bool isLibraryNamespaceDecl(const Decl *D) {
+  const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
+  return NS && NS->getIdentifier() &&
+         llvm::is_contained({"torch", "at", "c10", "caffe2", "std", "cv",
+                             "pybind11", "Eigen", "boost"},
+                            NS->getName());
+}
+
 /// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
 bool isDeviceValueType(QualType T) {
   return isDeviceType(T) || isTensorOptionsType(T);
@@ -296,7 +306,13 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (Use.Kind == UseKind::Needed ||
       (Use.Kind == UseKind::Output && !U.isTrainingLoop()))
     return;
-  if (Use.Kind == UseKind::Accumulated)
+  if (Use.Kind == UseKind::Accumulated && Use.Kept)
+    diag(Sync->getExprLoc(),
+         "%0 and waits for the device on every iteration of this loop, only "
+         "to keep it in '%1' for after the loop; keep the tensors and copy "
+         "them to the host once after the loop (torch::stack(...).cpu())")
+        << What << Use.Into;
+  else if (Use.Kind == UseKind::Accumulated)
     diag(
         Sync->getExprLoc(),
         "%0 and waits for the device on every iteration of this loop, only to "
@@ -429,11 +445,14 @@ bool HostSyncInLoopCheck::fileUsesDevice(ASTContext &Ctx) {
     return *FileUsesDevice;
   const SourceManager &SM = Ctx.getSourceManager();
   DeviceUseVisitor V(places(Ctx));
-  // Only the main file's own declarations: the LibTorch headers name CUDA
+  // The project's own code: the main file and the headers it includes from
+  // the project (a trainer's header that holds the device, for the loop in
+  // a metrics file); not the system's or LibTorch's, which name CUDA
   // everywhere.
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() ||
-        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+    SourceLocation Loc = SM.getExpansionLoc(D->getLocation());
+    if (D->isImplicit() || Loc.isInvalid() || SM.isInSystemHeader(Loc) ||
+        (!SM.isInMainFile(Loc) && isLibraryNamespaceDecl(D)))
       continue;
     V.TraverseDecl(D);
     if (V.NamesAccelerator || V.UsesDevice)

@@ -35,7 +35,8 @@ private:
     bool UsesDevice = false; ///< a Device / TensorOptions value, x.device()
   };
   DeviceUse functionDeviceUse(const Decl *Fn);
-  /// The main file names an accelerator or works with a device value.
+  /// The main file, or a project header it includes, names an accelerator
+  /// or works with a device value.
   bool fileUsesDevice(ASTContext &Ctx);
   /// A sync in \p Loop reading \p Recv (null: through a call) waits for an
   /// accelerator: where \p Recv lives when known, else whether the function

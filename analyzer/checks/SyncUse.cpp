@@ -101,10 +101,16 @@ ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg,
                        Name == "equal")
                  ? ValueUse{UseKind::Needed, ""}
                  : fromExpr(Call, Depth);
-    if (isStoreMethod(Name))
-      // Kept in a host container: a result of each sample, or a log of each
-      // training step (reported like output, in training loops only).
+    if (isStoreMethod(Name)) {
+      // Kept in a local container that only code after the loop reads (the
+      // epoch's losses for their mean): the tensors could be kept instead
+      // and copied once.
+      if (keptForAfterLoop(Obj))
+        return {UseKind::Accumulated, receiverName(Obj, Ctx), false, true};
+      // A result of each sample, or a log of each training step (reported
+      // like output, in training loops only).
       return {UseKind::Output, ""};
+    }
   }
   // Handed back to a LibTorch op (`x.clamp(t[k].item<float>(), hi)`): the
   // value could have stayed on the device.
@@ -232,27 +238,97 @@ ValueUse SyncUses::fromExpr(const Expr *E, unsigned Depth) {
   return {UseKind::Needed, ""};
 }
 
+bool SyncUses::keptForAfterLoop(const Expr *Container) {
+  const auto *Ref =
+      Container ? llvm::dyn_cast<DeclRefExpr>(Container->IgnoreParenImpCasts())
+                : nullptr;
+  const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!VD || llvm::isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() ||
+      VD->getType()->isReferenceType() || VD->getType()->isPointerType())
+    return false;
+  // Declared outside the loop: a container made per iteration is per sample.
+  if (Loop.getSourceRange().fullyContains(VD->getSourceRange()))
+    return false;
+  // In the loop, only filled.
+  for (const DeclRefExpr *R : Inv.refsTo(VD)) {
+    auto Up = Ctx.getParents(*R);
+    const auto *ME = Up.empty() ? nullptr : Up[0].get<MemberExpr>();
+    const auto *MD =
+        ME ? llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl()) : nullptr;
+    if (!MD || !MD->getIdentifier() || !isStoreMethod(MD->getName()))
+      return false;
+  }
+  // Not the function's result (host results for the caller), nor captured
+  // by reference into something that outlives it.
+  const DeclContext *DC = VD->getDeclContext();
+  const auto *Fn = llvm::dyn_cast<FunctionDecl>(DC);
+  if (!Fn || !Fn->getBody())
+    return false;
+  using namespace ast_matchers;
+  auto Escapes = stmt(
+      anyOf(returnStmt(hasDescendant(declRefExpr(to(varDecl(equalsNode(VD)))))),
+            lambdaExpr(hasAnyCapture(capturesVar(varDecl(equalsNode(VD)))))));
+  return match(findAll(Escapes.bind("e")), *Fn->getBody(), Ctx).empty();
+}
+
+namespace {
+/// backward() on a tensor, or step()/zero_grad() on an optimizer.
+ast_matchers::internal::Matcher<Stmt> trainingStep() {
+  using namespace ast_matchers;
+  return cxxMemberCallExpr(
+             anyOf(callee(cxxMethodDecl(hasName("backward"),
+                                        ofClass(matchers::tensorRecord()))),
+                   callee(cxxMethodDecl(hasAnyName("step", "zero_grad")))))
+      .bind("step");
+}
+
+bool isTrainingStep(const CXXMemberCallExpr &Call) {
+  return Call.getMethodDecl()->getName() == "backward" ||
+         isOptimizerMethod(Call.getMethodDecl());
+}
+
+/// A function of the user's (a definition in this unit, outside LibTorch and
+/// the system headers) that runs a training step, itself or through the
+/// functions it calls, \p Depth levels down at most.
+bool trains(const FunctionDecl *FD, ASTContext &Ctx, unsigned Depth) {
+  using namespace ast_matchers;
+  const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
+  if (!Def || !Def->hasBody() || Depth == 0 ||
+      Ctx.getSourceManager().isInSystemHeader(Def->getLocation()) ||
+      isTorchFunction(Def))
+    return false;
+  for (const auto &M : match(findAll(trainingStep()), *Def->getBody(), Ctx))
+    if (isTrainingStep(*M.getNodeAs<CXXMemberCallExpr>("step")))
+      return true;
+  for (const auto &M :
+       match(findAll(callExpr().bind("call")), *Def->getBody(), Ctx))
+    if (trains(M.getNodeAs<CallExpr>("call")->getDirectCallee(), Ctx,
+               Depth - 1))
+      return true;
+  return false;
+}
+} // namespace
+
 bool SyncUses::isTrainingLoop() {
   if (Training)
     return *Training;
   using namespace ast_matchers;
-  auto Step =
-      cxxMemberCallExpr(
-          anyOf(callee(cxxMethodDecl(hasName("backward"),
-                                     ofClass(matchers::tensorRecord()))),
-                callee(cxxMethodDecl(hasAnyName("step", "zero_grad")))))
-          .bind("step");
   Training = false;
-  for (const auto &M : match(findAll(Step), Loop, Ctx)) {
+  // Steps and calls of the loop itself, not of a nested loop.
+  auto Own = [&](const Stmt &S) {
+    std::optional<EnclosingLoop> L = findEnclosingLoop(S, Ctx);
+    return L && L->Loop == &Loop;
+  };
+  for (const auto &M : match(findAll(trainingStep()), Loop, Ctx)) {
     const auto *Call = M.getNodeAs<CXXMemberCallExpr>("step");
-    if (Call->getMethodDecl()->getName() != "backward" &&
-        !isOptimizerMethod(Call->getMethodDecl()))
-      continue;
-    std::optional<EnclosingLoop> L = findEnclosingLoop(*Call, Ctx);
-    if (L && L->Loop == &Loop) {
-      Training = true;
-      break;
-    }
+    if (isTrainingStep(*Call) && Own(*Call))
+      return *(Training = true);
+  }
+  // `loss = train_step(batch)`: the step in a function of this file.
+  for (const auto &M : match(findAll(callExpr().bind("call")), Loop, Ctx)) {
+    const auto *Call = M.getNodeAs<CallExpr>("call");
+    if (trains(Call->getDirectCallee(), Ctx, 2) && Own(*Call))
+      return *(Training = true);
   }
   return *Training;
 }

@@ -19,7 +19,8 @@ namespace clang::tidy::devcopy {
 
 enum class UseKind {
   Dropped,     ///< never used, or kept only for after the loop
-  Accumulated, ///< summed into a host variable (`total += v`)
+  Accumulated, ///< summed into a host variable (`total += v`), or kept in a
+               ///< local container read only after the loop
   Output,      ///< written to a stream or passed to a function (progress, logs)
   Needed,      ///< control flow, indexing, host results: the host needs it
 };
@@ -28,6 +29,7 @@ struct ValueUse {
   UseKind Kind = UseKind::Dropped;
   std::string Into;      ///< the accumulator's name, for Accumulated
   bool Returned = false; ///< Needed because it is returned (a caller decides)
+  bool Kept = false;     ///< Accumulated into a container, not a sum
 };
 
 /// Classifies the uses of synced values inside one loop; memoised per
@@ -44,13 +46,17 @@ public:
   /// The use of the value \p Read evaluates to (an item(), a cpu(), ...).
   ValueUse classify(const Expr *Read);
   /// The loop runs a training step itself (not only in a nested loop): it
-  /// calls backward() on a tensor or step()/zero_grad() on an optimizer.
+  /// calls backward() on a tensor or step()/zero_grad() on an optimizer,
+  /// directly or in a function of this file that it calls.
   bool isTrainingLoop();
 
 private:
   ValueUse fromExpr(const Expr *E, unsigned Depth);
   ValueUse fromVar(const VarDecl *VD, unsigned Depth);
   ValueUse fromCall(const CallExpr *Call, const Expr *Arg, unsigned Depth);
+  /// \p Container (a store method's object) is a local container that the
+  /// loop only fills: read after the loop, never in it, never returned.
+  bool keptForAfterLoop(const Expr *Container);
 
   const Stmt &Loop;
   LoopInvariance &Inv;
