@@ -102,10 +102,11 @@ ValueUse SyncUses::fromCall(const CallExpr *Call, const Expr *Arg,
                  ? ValueUse{UseKind::Needed, ""}
                  : fromExpr(Call, Depth);
     if (isStoreMethod(Name)) {
-      // Kept in a local container that only code after the loop reads (the
-      // epoch's losses for their mean): the tensors could be kept instead
-      // and copied once.
-      if (keptForAfterLoop(Obj))
+      // A number kept in a local container that only code after the loop
+      // reads (the epoch's losses for their mean): the tensors could be
+      // kept instead and copied once. A tensor copied to the host as it
+      // comes (`outs.push_back(y.cpu())`) frees the device for the next.
+      if (!isTensorType(Arg->getType()) && keptForAfterLoop(Obj))
         return {UseKind::Accumulated, receiverName(Obj, Ctx), false, true};
       // A result of each sample, or a log of each training step (reported
       // like output, in training loops only).
