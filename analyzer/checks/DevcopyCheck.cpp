@@ -1,6 +1,7 @@
 #include "DevcopyCheck.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Lex/Preprocessor.h"
 
 using namespace clang::ast_matchers;
 
@@ -72,6 +73,29 @@ DiagnosticBuilder DevcopyCheck::diag(SourceLocation Loc, StringRef Description,
           : (MuteNotes = !Reported.insert(Loc.getRawEncoding()).second))
     Level = DiagnosticIDs::Ignored;
   return ClangTidyCheck::diag(Loc, Description, Level);
+}
+
+namespace {
+/// Once a header is missing, the errors that follow from it are many; the
+/// error limit would stop the diagnostics (findings included) at the 20th.
+class MissingHeaderCallbacks : public PPCallbacks {
+public:
+  explicit MissingHeaderCallbacks(DiagnosticsEngine &Diags) : Diags(Diags) {}
+  bool FileNotFound(StringRef) override {
+    Diags.setErrorLimit(0);
+    return false; // clang reports it, as an error
+  }
+
+private:
+  DiagnosticsEngine &Diags;
+};
+} // namespace
+
+void DevcopyCheck::registerPPCallbacks(const SourceManager &, Preprocessor *PP,
+                                       Preprocessor *) {
+  PP->getDiagnostics().setFatalsAsError(true);
+  PP->addPPCallbacks(
+      std::make_unique<MissingHeaderCallbacks>(PP->getDiagnostics()));
 }
 
 void DevcopyCheck::registerMatchers(MatchFinder *Finder) {

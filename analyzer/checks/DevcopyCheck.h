@@ -36,6 +36,15 @@ public:
 
   void onStartOfTranslationUnit() override;
 
+  /// A header that is not found is an error, not a fatal one: clang goes on
+  /// parsing either way, but after a fatal error it drops every later
+  /// diagnostic, the checks' findings included. The missing header is still
+  /// reported (exit status non-zero), and so are the errors that follow
+  /// from it, past the error limit; the code that does not depend on it
+  /// keeps its findings.
+  void registerPPCallbacks(const SourceManager &SM, Preprocessor *PP,
+                           Preprocessor *ModuleExpanderPP) override;
+
   /// Reports one finding per source location and check: the same code seen
   /// again (each instantiation of a template, its pattern) is reported once,
   /// with the notes that follow it. Hides ClangTidyCheck::diag for every

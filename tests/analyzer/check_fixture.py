@@ -94,6 +94,8 @@ def main():
     ap.add_argument("--tool-arg", action="append", default=[],
                     help="extra front-end option (e.g. --header-filter=.*), repeatable")
     ap.add_argument("--expect-error", help="the run must fail cleanly with this regex in its output")
+    ap.add_argument("--expect-finding", help="with --expect-error: a finding the run must still "
+                    "report (a regex), past the error")
     ap.add_argument("fixture")
     ap.add_argument("compiler_args", nargs=argparse.REMAINDER)
     args = ap.parse_args()
@@ -134,6 +136,8 @@ def main():
                 fail("bad input was accepted (exit 0)")
             if not re.search(args.expect_error, everything):
                 fail(f"expected an error matching {args.expect_error!r}")
+            if args.expect_finding and not re.search(args.expect_finding, everything):
+                fail(f"expected the finding {args.expect_finding!r} past the error")
             print(f"PASS: {name} fails cleanly (exit {rc})")
             return
 
