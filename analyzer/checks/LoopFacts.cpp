@@ -270,14 +270,15 @@ bool LoopInvariance::refMutates(const DeclRefExpr *Ref) {
         !Alias->getType().getNonReferenceType().isConstQualified())
       return isMutatedInLoop(Alias);
   // An element read through a container's non-const operator[]
-  // (`targets[b][i]`, `std::vector<Tensor>`): the container changes only
-  // where that element does.
+  // (`targets[b][i]` of a `std::vector<Tensor>`, `labels[i] == kind` of a
+  // `std::array<int, N>&`): the container changes only where that element
+  // does.
   if (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(P);
       Op && Op->getOperator() == OO_Subscript && Op->getArg(0) == Use &&
-      !isTensorType(Use->getType()) && isTensorType(Op->getType()))
+      !isTensorType(Use->getType()))
     return ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo)
                .findMutation(Op) ||
-           changedInPlace(Op, Ctx);
+           (isTensorType(Op->getType()) && changedInPlace(Op, Ctx));
   if (ExprMutationAnalyzer::Analyzer(scopeOf(Ref), Ctx, Memo).findMutation(Ref))
     return true;
   return changedInPlace(Ref, Ctx);

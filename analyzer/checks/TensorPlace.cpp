@@ -394,6 +394,14 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
     return Place::Unknown;
   E = ignoreConversions(E);
   if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
+    // `auto [values, indices] = torch::sort(x)`: where the tuple was made.
+    if (const auto *BD = llvm::dyn_cast<BindingDecl>(DRE->getDecl())) {
+      const auto *DD =
+          llvm::dyn_cast_or_null<DecompositionDecl>(BD->getDecomposedDecl());
+      return DD && !DD->getType()->isReferenceType()
+                 ? tensorOf(DD->getInit(), Depth + 1)
+                 : Place::Unknown;
+    }
     const auto *VD = llvm::dyn_cast<VarDecl>(DRE->getDecl());
     return VD ? variableTensor(VD, DRE, Depth + 1) : Place::Unknown;
   }
@@ -439,6 +447,10 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
   }
   if (const CallExpr *C = asCall(E)) {
     const FunctionDecl *FD = C->getDirectCallee();
+    // std::get<1>(torch::sort(x)): a tensor of the tuple an op returned.
+    if (FD && FD->isInStdNamespace() && FD->getIdentifier() &&
+        FD->getName() == "get" && C->getNumArgs() == 1)
+      return tensorOf(C->getArg(0), Depth + 1);
     if (!isTorchFunction(FD))
       return Place::Unknown;
     if (isTensorFactory(FD)) {
