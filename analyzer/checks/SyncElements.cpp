@@ -169,37 +169,8 @@ const ParmVarDecl *rootParameter(const Expr *E) {
   return nullptr;
 }
 
-Place callersPlace(const ParmVarDecl *P, ASTContext &Ctx,
-                   TensorPlaces &Places) {
-  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
-  unsigned Index = P->getFunctionScopeIndex();
-  if (!FD)
-    return Place::Unknown;
-  using namespace ast_matchers;
-  const FunctionDecl *Canon = FD->getCanonicalDecl();
-  if (!FD->getIdentifier())
-    return Place::Unknown;
-  auto Calls = callExpr(unless(cxxOperatorCallExpr()),
-                        callee(functionDecl(hasName(FD->getName()))))
-                   .bind("call");
-  const SourceManager &SM = Ctx.getSourceManager();
-  bool Any = false;
-  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() ||
-        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
-      continue;
-    for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
-      const auto *Call = M.getNodeAs<CallExpr>("call");
-      if (!Call->getDirectCallee() ||
-          Call->getDirectCallee()->getCanonicalDecl() != Canon)
-        continue;
-      if (Index >= Call->getNumArgs() ||
-          Places.ofTensor(Call->getArg(Index)) != Place::Host)
-        return Place::Unknown;
-      Any = true;
-    }
-  }
-  return Any ? Place::Host : Place::Unknown;
+Place callersPlace(const ParmVarDecl *P, ASTContext &, TensorPlaces &Places) {
+  return Places.ofParameter(P);
 }
 
 } // namespace clang::tidy::devcopy

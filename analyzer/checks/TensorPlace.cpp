@@ -328,13 +328,58 @@ TensorPlaces::FunctionFlow *TensorPlaces::flowOf(const FunctionDecl *FD) {
   return Slot.get();
 }
 
+Place TensorPlaces::ofParameter(const ParmVarDecl *P) {
+  auto [It, New] = Params.try_emplace(P, Place::Unknown);
+  if (!New)
+    return It->second; // known, or in progress (a recursive call)
+  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
+  if (!FD || !FD->getIdentifier() || P->getType()->isPointerType())
+    return Place::Unknown;
+  using namespace ast_matchers;
+  const FunctionDecl *Canon = FD->getCanonicalDecl();
+  unsigned Index = P->getFunctionScopeIndex();
+  auto Calls = callExpr(unless(cxxOperatorCallExpr()),
+                        callee(functionDecl(hasName(FD->getName()))))
+                   .bind("call");
+  const SourceManager &SM = Ctx.getSourceManager();
+  bool Any = false;
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    if (D->isImplicit() ||
+        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
+      const auto *Call = M.getNodeAs<CallExpr>("call");
+      if (!Call->getDirectCallee() ||
+          Call->getDirectCallee()->getCanonicalDecl() != Canon)
+        continue;
+      if (Index >= Call->getNumArgs() ||
+          tensorOf(Call->getArg(Index), 0) != Place::Host)
+        return Params[P] = Place::Unknown;
+      Any = true;
+    }
+  }
+  return Params[P] = Any ? Place::Host : Place::Unknown;
+}
+
 Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
                                    unsigned Depth) {
   const auto *FD =
       llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (!FD || !FD->getBody() || llvm::isa<ParmVarDecl>(VD) ||
-      !InProgress.insert(VD).second)
+  if (const auto *P = llvm::dyn_cast<ParmVarDecl>(VD)) {
+    // A parameter the function never rebinds holds what its callers pass.
+    bool Rebound = FD && FD->getBody() &&
+                   llvm::any_of(definitions(VD, Ctx), [&](const Definition &D) {
+                     return D.At != P->getDefaultArg() &&
+                            D.At != P->getUninstantiatedDefaultArg();
+                   });
+    return Rebound ? Place::Unknown : ofParameter(P);
+  }
+  if (!FD || !FD->getBody())
     return Place::Unknown;
+  if (!InProgress.insert(VD).second) {
+    Cycles.insert(VD);
+    return Place::Unknown;
+  }
   llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
   FunctionFlow *Flow = flowOf(FD);
   const CFGBlock *UseBlock =
@@ -382,7 +427,12 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
           return Other != D && Kills(Other->At, D->At);
         }))
       continue;
+    Cycles.erase(VD);
     Place P = D->Value ? tensorOf(D->Value, Depth + 1) : Place::Unknown;
+    // `x = op(x)` in a loop: the op keeps x where it is, so the definition
+    // adds nothing to the others (an optimistic fixpoint).
+    if (P == Place::Unknown && Cycles.erase(VD))
+      continue;
     Result = !Result || *Result == P ? P : Place::Unknown;
   }
   InProgress.erase(VD);

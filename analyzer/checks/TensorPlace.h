@@ -36,6 +36,7 @@
 namespace clang {
 class ASTContext;
 class FunctionDecl;
+class ParmVarDecl;
 class VarDecl;
 namespace tidy::devcopy {
 
@@ -63,6 +64,11 @@ public:
   /// Where the tensor \p E evaluates to lives, at the point \p E is evaluated.
   Place ofTensor(const Expr *E);
 
+  /// Where a parameter's tensor lives: on the host when every call of its
+  /// function in the main file passes a host tensor (`nms(preds.cpu())`),
+  /// else unknown (a function called from another file, or not at all).
+  Place ofParameter(const ParmVarDecl *P);
+
   /// True when the main file is fixed to the CPU: it chooses a host device
   /// itself (`torch::Device device(torch::kCPU)`, a constant `cpu_only` flag
   /// choosing kCPU), no device expression of it evaluates to an accelerator
@@ -85,7 +91,10 @@ private:
   std::optional<bool> OnHost;
   bool ComputingOnHost = false;
   llvm::DenseMap<const VarDecl *, std::optional<Place>> DeviceVars;
+  llvm::DenseMap<const ParmVarDecl *, Place> Params;
   llvm::SmallPtrSet<const VarDecl *, 8> InProgress;
+  /// Variables whose definition reached a use of themselves (InProgress).
+  llvm::SmallPtrSet<const VarDecl *, 8> Cycles;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<FunctionFlow>> Flows;
 };
 

@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -147,6 +148,7 @@ public:
   Tensor sub(const Tensor &other, const Scalar &alpha = 1) const;
   Tensor &sub_(const Tensor &other, const Scalar &alpha = 1) const;
   Tensor index(std::initializer_list<Tensor> indices) const;
+  Tensor slice(int64_t dim = 0, int64_t start = 0, int64_t end = 0, int64_t step = 1) const;
   Tensor eq(const Scalar &other) const;
   Tensor eq(const Tensor &other) const;
   Tensor argmax(int64_t dim) const;
@@ -190,6 +192,7 @@ Tensor eye(int64_t n, TensorOptions options = {});
 Tensor zeros_like(const Tensor &self, TensorOptions options = {}, optional<MemoryFormat> memory_format = nullopt);
 Tensor from_blob(void *data, IntArrayRef sizes, const TensorOptions &options = TensorOptions());
 Tensor cat(const std::vector<Tensor> &tensors, int64_t dim = 0);
+std::tuple<Tensor, Tensor> sort(const Tensor &self, int64_t dim = -1, bool descending = false);
 } // namespace at
 
 namespace torch {
