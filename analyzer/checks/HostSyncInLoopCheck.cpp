@@ -472,13 +472,9 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, const Expr *Recv,
     if (Place P = Places.ofTensor(Recv); P != Place::Unknown)
       return P == Place::Accelerator;
     // A parameter that every caller in this file passes on the host.
-    if (const ParmVarDecl *Param = rootParameter(Recv)) {
-      auto [It, New] = ParamPlaces.try_emplace(Param, Place::Unknown);
-      if (New)
-        It->second = callersPlace(Param, Ctx, Places);
-      if (It->second == Place::Host)
-        return false;
-    }
+    if (const ParmVarDecl *Param = rootParameter(Recv);
+        Param && Places.ofParameter(Param) == Place::Host)
+      return false;
   }
   // Unknown (a parameter, a function's result): a device is in play when the
   // file works with one, in this function or elsewhere. Code that moves its
@@ -514,7 +510,6 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Calls.clear();
   Functions.clear();
   FileUsesDevice.reset();
-  ParamPlaces.clear();
 }
 
 } // namespace clang::tidy::devcopy

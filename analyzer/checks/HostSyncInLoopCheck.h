@@ -67,8 +67,6 @@ private:
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;
   std::optional<bool> FileUsesDevice;
-  llvm::DenseMap<const ParmVarDecl *, Place>
-      ParamPlaces; ///< callersPlace, cached
 };
 
 } // namespace clang::tidy::devcopy

@@ -169,8 +169,4 @@ const ParmVarDecl *rootParameter(const Expr *E) {
   return nullptr;
 }
 
-Place callersPlace(const ParmVarDecl *P, ASTContext &, TensorPlaces &Places) {
-  return Places.ofParameter(P);
-}
-
 } // namespace clang::tidy::devcopy

@@ -33,9 +33,4 @@ const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv,
 /// flat[i]`), or null.
 const ParmVarDecl *rootParameter(const Expr *E);
 
-/// Host when every call of \p P's function in the main file passes a tensor
-/// known to be on the host for \p P (`decode(ids.to(torch::kCPU))`); else
-/// Unknown. One walk over the main file per function (callers cache it).
-Place callersPlace(const ParmVarDecl *P, ASTContext &Ctx, TensorPlaces &Places);
-
 } // namespace clang::tidy::devcopy
