@@ -1,4 +1,5 @@
 #include "CallSyncs.h"
+#include "FunctionFlow.h"
 #include "LoopFacts.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
@@ -9,53 +10,6 @@
 using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
-
-namespace {
-
-/// \p S runs on every call of the function whose body is \p Body: no branch,
-/// loop, handler or lambda between them.
-bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx) {
-  DynTypedNode Cur = DynTypedNode::create(S);
-  for (int Depth = 0; Depth < 256; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      return false;
-    const DynTypedNode &P = Parents[0];
-    const Stmt *PS = P.get<Stmt>();
-    if (PS == &Body)
-      return true;
-    const Stmt *C = Cur.get<Stmt>();
-    if (const auto *If = llvm::dyn_cast_or_null<IfStmt>(PS);
-        If && C != If->getCond())
-      return false;
-    if (const auto *CO =
-            llvm::dyn_cast_or_null<AbstractConditionalOperator>(PS);
-        CO && C != CO->getCond())
-      return false;
-    if (const auto *BO = llvm::dyn_cast_or_null<BinaryOperator>(PS);
-        BO && BO->isLogicalOp() && C == BO->getRHS())
-      return false;
-    if (PS && llvm::isa<SwitchStmt, CXXCatchStmt, LambdaExpr, ForStmt,
-                        WhileStmt, DoStmt, CXXForRangeStmt>(PS))
-      return false;
-    if (P.get<FunctionDecl>() || P.get<CXXRecordDecl>())
-      return false;
-    Cur = P;
-  }
-  return false;
-}
-
-bool isLibraryNamespace(const DeclContext *DC) {
-  for (; DC; DC = DC->getParent())
-    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC))
-      if (NS->getIdentifier() && DC->getParent()->isTranslationUnit() &&
-          (NS->getName() == "torch" || NS->getName() == "at" ||
-           NS->getName() == "c10" || NS->getName() == "std"))
-        return true;
-  return false;
-}
-
-} // namespace
 
 std::string describeSync(llvm::StringRef Method, const std::string &Name) {
   if (Method == "<<")
@@ -73,7 +27,7 @@ std::string describeSync(llvm::StringRef Method, const std::string &Name) {
 const FunctionDecl *CallSyncs::userDefinition(const FunctionDecl *FD,
                                               const ASTContext &Ctx) {
   const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
-  if (!Def || !Def->hasBody() || isLibraryNamespace(Def->getDeclContext()) ||
+  if (!Def || !Def->hasBody() || inLibrary(Def) ||
       Ctx.getSourceManager().isInSystemHeader(Def->getLocation()))
     return nullptr;
   return Def;

@@ -4,6 +4,7 @@
 // at the call in the loop, with a note at the copy (issue 9, item 4). The
 // rest of the check is CopyInLoopCheck.cpp.
 #include "CopyInLoopCheck.h"
+#include "FunctionFlow.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -13,33 +14,6 @@ using namespace clang::ast_matchers;
 namespace clang::tidy::devcopy {
 
 namespace {
-/// \p S runs whenever its function does: no branch, loop, `?:` or `&&` /
-/// `||` between it and the body.
-bool runsOnEveryCall(const Stmt &S, const FunctionDecl &Fn, ASTContext &Ctx) {
-  DynTypedNode Cur = DynTypedNode::create(S);
-  for (int Depth = 0; Depth < 64; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      return false;
-    const DynTypedNode &P = Parents[0];
-    if (P.get<FunctionDecl>() == &Fn)
-      return true;
-    if (const auto *PS = P.get<Stmt>()) {
-      if (PS == Fn.getBody())
-        return true;
-      if (const auto *BO = llvm::dyn_cast<BinaryOperator>(PS);
-          BO && BO->isLogicalOp())
-        return false;
-      if (!llvm::isa<Expr, DeclStmt, CompoundStmt, ReturnStmt>(PS) ||
-          llvm::isa<AbstractConditionalOperator, LambdaExpr>(PS))
-        return false;
-    } else if (!P.get<VarDecl>()) {
-      return false;
-    }
-    Cur = P;
-  }
-  return false;
-}
 
 /// The parameters of \p Fn that \p E reads; false when it reads anything else
 /// that may change between calls (a local, a global, a call).
@@ -116,7 +90,7 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     const auto *Tensor =
         Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
     if (!Tensor || Tensor->getDeclContext() != Def ||
-        !runsOnEveryCall(*Copy, *Def, Ctx))
+        !runsOnEveryCall(*Copy, *Def->getBody(), Ctx))
       continue;
     llvm::SmallVector<const ParmVarDecl *, 4> Params{Tensor};
     if (!llvm::all_of(Copy->arguments(),

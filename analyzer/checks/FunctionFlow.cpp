@@ -1,6 +1,7 @@
 #include "FunctionFlow.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -114,6 +115,39 @@ FunctionFlow &FunctionFlowCache::of(const FunctionBody &F, ASTContext &Ctx) {
   if (!Slot)
     Slot = std::make_unique<FunctionFlow>(F, Ctx);
   return *Slot;
+}
+
+/// \p S runs on every call of the function whose body is \p Body: no branch,
+/// loop, handler or lambda between them.
+bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx) {
+  DynTypedNode Cur = DynTypedNode::create(S);
+  for (int Depth = 0; Depth < 256; ++Depth) {
+    auto Parents = Ctx.getParents(Cur);
+    if (Parents.empty())
+      return false;
+    const DynTypedNode &P = Parents[0];
+    const Stmt *PS = P.get<Stmt>();
+    if (PS == &Body)
+      return true;
+    const Stmt *C = Cur.get<Stmt>();
+    if (const auto *If = llvm::dyn_cast_or_null<IfStmt>(PS);
+        If && C != If->getCond())
+      return false;
+    if (const auto *CO =
+            llvm::dyn_cast_or_null<AbstractConditionalOperator>(PS);
+        CO && C != CO->getCond())
+      return false;
+    if (const auto *BO = llvm::dyn_cast_or_null<BinaryOperator>(PS);
+        BO && BO->isLogicalOp() && C == BO->getRHS())
+      return false;
+    if (PS && llvm::isa<SwitchStmt, CXXCatchStmt, LambdaExpr, ForStmt,
+                        WhileStmt, DoStmt, CXXForRangeStmt>(PS))
+      return false;
+    if (P.get<FunctionDecl>() || P.get<CXXRecordDecl>())
+      return false;
+    Cur = P;
+  }
+  return false;
 }
 
 } // namespace clang::tidy::devcopy

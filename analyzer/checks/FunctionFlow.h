@@ -19,6 +19,11 @@ struct FunctionBody {
 };
 FunctionBody enclosingFunction(const Stmt &S, ASTContext &Ctx);
 
+/// \p S runs on every call of the function whose body is \p Body: no branch,
+/// loop, handler or lambda between them (the condition of an `if` and the
+/// left side of `&&` do run).
+bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx);
+
 /// CFG and sequencing facts of one function body.
 class FunctionFlow {
 public:

@@ -72,16 +72,6 @@ bool droppedByStatement(const Expr &E, ASTContext &Ctx) {
   return false;
 }
 
-/// A namespace of LibTorch or the standard library (reached through -I
-/// rather than -isystem, their headers are not system headers).
-bool isLibraryNamespaceDecl(const Decl *D) {
-  const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
-  return NS && NS->getIdentifier() &&
-         llvm::is_contained({"torch", "at", "c10", "caffe2", "std", "cv",
-                             "pybind11", "Eigen", "boost"},
-                            NS->getName());
-}
-
 /// c10::Device, c10::DeviceType or c10::TensorOptions (TorchMatchers).
 bool isDeviceValueType(QualType T) {
   return isDeviceType(T) || isTensorOptionsType(T);
@@ -452,7 +442,7 @@ bool HostSyncInLoopCheck::fileUsesDevice(ASTContext &Ctx) {
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
     SourceLocation Loc = SM.getExpansionLoc(D->getLocation());
     if (D->isImplicit() || Loc.isInvalid() || SM.isInSystemHeader(Loc) ||
-        (!SM.isInMainFile(Loc) && isLibraryNamespaceDecl(D)))
+        (!SM.isInMainFile(Loc) && isLibraryNamespace(D)))
       continue;
     V.TraverseDecl(D);
     if (V.NamesAccelerator || V.UsesDevice)

@@ -120,12 +120,5 @@ DeclarationMatcher registeredLocal() {
                             Call))))
       .bind("regctor");
 }
-bool isLibraryNamespace(const Decl *D) {
-  const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
-  return NS && NS->getIdentifier() &&
-         llvm::is_contained(
-             {"torch", "at", "c10", "caffe2", "std", "__gnu_cxx"},
-             NS->getName());
-}
 
 } // namespace clang::tidy::devcopy

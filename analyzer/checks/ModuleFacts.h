@@ -33,8 +33,4 @@ ast_matchers::DeclarationMatcher initializedRegistration();
 /// same module as the member.
 ast_matchers::DeclarationMatcher registeredLocal();
 
-/// A top-level namespace of LibTorch or the standard library (torch, at, c10,
-/// caffe2, std): never walked for user code.
-bool isLibraryNamespace(const Decl *D);
-
 } // namespace clang::tidy::devcopy

@@ -52,15 +52,6 @@ const ValueDecl *storage(const Expr *E) {
   return nullptr;
 }
 
-/// Declared in LibTorch or the standard library (any nested namespace).
-bool inLibrary(const Decl *D) {
-  const Decl *Outer = nullptr;
-  for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
-    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC))
-      Outer = NS;
-  return Outer && isLibraryNamespace(Outer);
-}
-
 /// The bodies where \p D gets its contents: the function of a local, every
 /// method and constructor of a member's class.
 void scopesOf(const ValueDecl *D, llvm::SmallVectorImpl<const Stmt *> &Out) {

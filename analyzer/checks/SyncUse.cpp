@@ -1,4 +1,5 @@
 #include "SyncUse.h"
+#include "CallSyncs.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -288,15 +289,13 @@ bool isTrainingStep(const CXXMemberCallExpr &Call) {
          isOptimizerMethod(Call.getMethodDecl());
 }
 
-/// A function of the user's (a definition in this unit, outside LibTorch and
-/// the system headers) that runs a training step, itself or through the
-/// functions it calls, \p Depth levels down at most.
+/// A function of the user's (CallSyncs::userDefinition) that runs a training
+/// step, itself or through the functions it calls, \p Depth levels down at
+/// most.
 bool trains(const FunctionDecl *FD, ASTContext &Ctx, unsigned Depth) {
   using namespace ast_matchers;
-  const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
-  if (!Def || !Def->hasBody() || Depth == 0 ||
-      Ctx.getSourceManager().isInSystemHeader(Def->getLocation()) ||
-      isTorchFunction(Def))
+  const FunctionDecl *Def = CallSyncs::userDefinition(FD, Ctx);
+  if (!Def || Depth == 0)
     return false;
   for (const auto &M : match(findAll(trainingStep()), *Def->getBody(), Ctx))
     if (isTrainingStep(*M.getNodeAs<CXXMemberCallExpr>("step")))

@@ -139,6 +139,22 @@ bool isTorchFunction(const FunctionDecl *FD) {
   return isNamespacePath(DC, {"torch"}) || isNamespacePath(DC, {"at"});
 }
 
+bool isLibraryNamespace(const Decl *D) {
+  const auto *NS = llvm::dyn_cast<NamespaceDecl>(D);
+  return NS && NS->getIdentifier() &&
+         llvm::is_contained({"torch", "at", "c10", "caffe2", "std", "__gnu_cxx",
+                             "cv", "Eigen", "boost", "pybind11"},
+                            NS->getName());
+}
+
+bool inLibrary(const Decl *D) {
+  const Decl *Outer = nullptr;
+  for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
+    if (const auto *NS = llvm::dyn_cast<NamespaceDecl>(DC))
+      Outer = NS;
+  return Outer && isLibraryNamespace(Outer);
+}
+
 bool isTensorOptionsShorthand(const FunctionDecl *FD) {
   return FD && isTensorOptionsType(FD->getReturnType()) &&
          isNamespacePath(FD->getDeclContext(), {"c10"});

@@ -44,6 +44,14 @@ bool isTorchFunction(const FunctionDecl *FD);
 /// empty_strided, and every `*_like`). Not from_blob: that wraps host data.
 bool isTensorFactory(const FunctionDecl *FD);
 
+/// A top-level namespace of LibTorch, the standard library or another
+/// library a LibTorch project includes (torch, at, c10, caffe2, std, cv,
+/// Eigen, boost, pybind11): never walked for user code, even when its headers
+/// are reached through -I rather than -isystem.
+bool isLibraryNamespace(const Decl *D);
+/// \p D is declared in such a namespace (at any depth).
+bool inLibrary(const Decl *D);
+
 /// c10's TensorOptions shorthands (`torch::device(d)`, `torch::dtype(t)`,
 /// `torch::requires_grad()`), which torch:: re-exports.
 bool isTensorOptionsShorthand(const FunctionDecl *FD);
