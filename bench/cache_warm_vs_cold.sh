@@ -24,18 +24,16 @@ done
 [[ -f $build/compile_commands.json ]] || { echo "cache_warm_vs_cold: no $build/compile_commands.json; configure with -DDEVCOPY_EXAMPLES=ON" >&2; exit 1; }
 
 exec python3 - "$devcopy" "$plugin" "${ROUNDS:-2}" "$build/compile_commands.json" <<'PY'
-import json, os, re, resource, shutil, subprocess, sys, tempfile, time
+import json, os, re, shutil, sys, tempfile
+sys.path.insert(0, "bench")
+from benchlib import timed, units, write_db
 
 devcopy, plugin, rounds, build_db = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-examples = os.path.abspath("examples") + "/"
-with open(build_db) as f:
-    entries = [e for e in json.load(f)
-               if os.path.join(e["directory"], e["file"]).startswith(examples)]
+entries = units(build_db)
 if not entries:
     sys.exit(f"cache_warm_vs_cold: no examples in {build_db}; configure with -DDEVCOPY_EXAMPLES=ON")
 tmp = tempfile.mkdtemp(prefix="devcopy_bench_cache_")
-with open(os.path.join(tmp, "compile_commands.json"), "w") as f:
-    json.dump(entries, f)
+write_db(tmp, entries)
 cache = os.path.join(tmp, "cache")
 
 checks = "-*,devcopy-*"
@@ -53,12 +51,7 @@ commands = {
 def run(name):
     if name == "devcopy cold":
         shutil.rmtree(cache, ignore_errors=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    p = subprocess.run(commands[name], capture_output=True, text=True)
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wall, cpu, p = timed(commands[name])
     if p.returncode not in (0, 1) or re.search(r"\berror:", p.stdout + p.stderr):
         sys.exit(f"cache_warm_vs_cold: {name} failed ({p.returncode}):\n{(p.stdout + p.stderr)[-3000:]}")
     if name == "run-clang-tidy":

@@ -22,23 +22,15 @@ done
 [[ -f $build/compile_commands.json ]] || { echo "cli_vs_run_clang_tidy: no $build/compile_commands.json; configure with -DDEVCOPY_EXAMPLES=ON" >&2; exit 1; }
 
 exec python3 - "$devcopy" "$plugin" "${ROUNDS:-2}" "$build/compile_commands.json" tests/analyzer/fixtures/real/*.cpp <<'PY'
-import json, os, re, resource, shutil, subprocess, sys, tempfile, time
+import os, re, shutil, sys, tempfile
+sys.path.insert(0, "bench")
+from benchlib import timed, units, write_db
 
 devcopy, plugin, rounds, build_db, fixtures = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
-# The examples with the build's own commands; the fixtures as the analyzer's
-# tests compile them.
-examples = os.path.abspath("examples") + "/"
-with open(build_db) as f:
-    entries = [e for e in json.load(f)
-               if os.path.join(e["directory"], e["file"]).startswith(examples)]
-args = ["clang++", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=1",
-        "-isystem", "/usr/include/torch/csrc/api/include", "-fsyntax-only"]
-entries += [{"directory": os.getcwd(), "file": os.path.abspath(s), "arguments": args + [os.path.abspath(s)]}
-            for s in fixtures]
+entries = units(build_db, fixtures)
 files = [e["file"] for e in entries]
 db = tempfile.mkdtemp(prefix="devcopy_bench_")
-with open(os.path.join(db, "compile_commands.json"), "w") as f:
-    json.dump(entries, f)
+write_db(db, entries)
 
 checks = "-*,devcopy-*"
 commands = {
@@ -48,12 +40,7 @@ commands = {
 }
 
 def run(name):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    p = subprocess.run(commands[name], capture_output=True, text=True)
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wall, cpu, p = timed(commands[name])
     if p.returncode not in (0, 1) or re.search(r"\berror:", p.stdout + p.stderr):
         sys.exit(f"cli_vs_run_clang_tidy: {name} failed ({p.returncode}):\n{(p.stdout + p.stderr)[-3000:]}")
     warnings = len(re.findall(r"^\S+:\d+:\d+: warning: .*\[devcopy-", p.stdout, re.M))

@@ -21,7 +21,9 @@ devcopy=$build/analyzer/devcopy
 [[ -f $build/compile_commands.json ]] || { echo "cross_unit_overhead: no $build/compile_commands.json; configure with -DDEVCOPY_EXAMPLES=ON" >&2; exit 1; }
 
 exec python3 - "$devcopy" "${ROUNDS:-3}" "${COPIES:-20}" "${SETS:-mock real}" "$build/compile_commands.json" tests/analyzer/fixtures/real/*.cpp <<'PY'
-import json, os, re, resource, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, sys, tempfile
+sys.path.insert(0, "bench")
+from benchlib import timed, units, write_db
 
 devcopy, rounds, copies, sets = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
 build_db, fixtures = sys.argv[5], sys.argv[6:]
@@ -29,17 +31,8 @@ tmp = tempfile.mkdtemp(prefix="devcopy_bench_")
 
 def real_project():
     d = os.path.join(tmp, "real")
-    os.makedirs(d)
-    examples = os.path.abspath("examples") + "/"
-    with open(build_db) as f:
-        entries = [e for e in json.load(f)
-                   if os.path.join(e["directory"], e["file"]).startswith(examples)]
-    args = ["clang++", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=1",
-            "-isystem", "/usr/include/torch/csrc/api/include", "-fsyntax-only"]
-    entries += [{"directory": os.getcwd(), "file": os.path.abspath(s),
-                 "arguments": args + [os.path.abspath(s)]} for s in fixtures]
-    with open(os.path.join(d, "compile_commands.json"), "w") as f:
-        json.dump(entries, f)
+    entries = units(build_db, fixtures)
+    write_db(d, entries)
     return d, len(entries)
 
 def mock_project():
@@ -53,20 +46,16 @@ def mock_project():
             entries.append({"directory": c, "file": f"src/{s}",
                             "arguments": ["clang++", "-std=c++17", "-isystem", mock, "-Iinclude",
                                           "-c", f"src/{s}"]})
-    with open(os.path.join(d, "compile_commands.json"), "w") as f:
-        json.dump(entries, f)
+    write_db(d, entries)
     return d, len(entries)
 
 def run(d, facts):
     cmd = [devcopy, "analyze", "-p", d, "--jobs", "1", "--no-progress", "--format", "json"]
     if not facts:
         cmd.append("--no-facts")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, cpu, p = timed(cmd)
     if p.returncode not in (0, 1):
         sys.exit(f"cross_unit_overhead: devcopy failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, len(json.loads(p.stdout)["findings"])
 
 print(f"best of {rounds} rounds, CPU seconds, 1 job")
