@@ -23,9 +23,10 @@ import os
 import random
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
+
+from clitest import Failure, ProjectDir, check, run_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MULTI = ["block.cpp", "encoder.cpp", "net.cpp", "host.cpp", "main.cpp"]
@@ -34,16 +35,7 @@ UNITS = [f"src/{s}" for s in MULTI + SINGLE]
 CROSS = "devcopy-repeated-module-move"
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-class Project:
+class Project(ProjectDir):
     """Both fixture projects in one directory; block.cpp also includes
     extra.h, found in include/ after a search of shadow/ (empty)."""
 
@@ -61,18 +53,6 @@ class Project:
         self.order = list(UNITS)
         self.write_database()
 
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def write(self, name, text):
-        os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
-        with open(self.path(name), "w") as f:
-            f.write(text)
-
-    def read(self, name):
-        with open(self.path(name)) as f:
-            return f.read()
-
     def write_database(self):
         db = [{"directory": self.dir, "file": u,
                "arguments": ["clang++", "-std=c++17", "-isystem", self.args.mock, "-Ishadow",
@@ -80,11 +60,7 @@ class Project:
         self.write("build/compile_commands.json", json.dumps(db, indent=1))
 
     def run(self, *argv, devcopy=None):
-        p = subprocess.run([devcopy or self.args.devcopy, *argv], cwd=self.dir,
-                           capture_output=True, text=True, timeout=300)
-        for bad in ("Stack dump", "PLEASE submit", "Segmentation", "terminate called"):
-            check(bad not in p.stderr, f"devcopy crashed on {argv}:\n{p.stderr}")
-        return p
+        return run_tool([devcopy or self.args.devcopy, *argv], self.dir)
 
     def analyze(self, *argv, devcopy=None, rc=(1,)):
         p = self.run("analyze", "-p", "build", "--no-progress", *argv, devcopy=devcopy)

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import Failure, ProjectDir, check, run_tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (file, line, rule) of every finding in the fixture project; nothing else.
@@ -45,16 +47,7 @@ def diagnostics(out):
 TEMP_DIRS = []  # removed when the case passes; kept for a look when it fails
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-class Project:
+class Project(ProjectDir):
     def __init__(self, args, sources=("train.cpp", "clean.cpp")):
         self.args = args
         self.dir = tempfile.mkdtemp(prefix="devcopy_cli_")
@@ -68,23 +61,8 @@ class Project:
                     for s in sources]
         self.write("compile_commands.json", json.dumps(commands, indent=1))
 
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def write(self, name, text):
-        os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
-        with open(self.path(name), "w") as f:
-            f.write(text)
-
-    def read(self, name):
-        with open(self.path(name)) as f:
-            return f.read()
-
     def run(self, *argv):
-        p = subprocess.run([self.args.devcopy, *argv], cwd=self.dir, capture_output=True,
-                           text=True, timeout=300)
-        for bad in ("Stack dump", "PLEASE submit", "Segmentation", "terminate called"):
-            check(bad not in p.stderr, f"devcopy crashed on {argv}:\n{p.stderr}")
+        p = run_tool([self.args.devcopy, *argv], self.dir)
         return p.returncode, p.stdout, p.stderr
 
     def analyze(self, *argv):

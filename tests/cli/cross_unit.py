@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from clitest import Failure, check, run_tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULE = "devcopy-repeated-module-move"
 SOURCES = ["block.cpp", "encoder.cpp", "net.cpp", "host.cpp", "main.cpp"]
@@ -40,22 +42,6 @@ EXPECTED = [
     (18, "built", "src/net.cpp", 16, None),  # a factory: moves what it returns
 ]
 DIAG = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|note): (?P<msg>.*)$")
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def run(cmd, cwd):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
-    for bad in ("Stack dump", "PLEASE submit", "Segmentation", "terminate called"):
-        check(bad not in p.stderr + p.stdout, f"{cmd[0]} crashed:\n{p.stderr}")
-    return p
 
 
 def expected_set(root):
@@ -81,7 +67,7 @@ def tidy_findings(out, root):
 
 
 def case_analyze(args, root):
-    p = run([args.devcopy, "analyze", "--no-progress", "--format", "json"], root)
+    p = run_tool([args.devcopy, "analyze", "--no-progress", "--format", "json"], root)
     check(p.returncode == 1, f"analyze exited {p.returncode}:\n{p.stderr}")
     findings = [f for f in json.loads(p.stdout)["findings"] if f["rule"] == RULE]
     got = {(f["line"], os.path.join(root, f["notes"][0]["file"]), f["notes"][0]["line"])
@@ -107,7 +93,7 @@ def case_analyze(args, root):
     # facts file are the same, byte for byte.
     with open(os.path.join(root, "devcopy-facts.json")) as f:
         cold_facts = f.read()
-    warm = run([args.devcopy, "analyze", "--no-progress", "--format", "json"], root)
+    warm = run_tool([args.devcopy, "analyze", "--no-progress", "--format", "json"], root)
     check(f"{len(SOURCES)} of {len(SOURCES)} unit(s) unchanged" in warm.stderr,
           f"a second run must reuse every unit:\n{warm.stderr}")
     check(warm.stdout == p.stdout, "cached cross-unit findings differ from the cold run's")
@@ -115,7 +101,7 @@ def case_analyze(args, root):
         check(f.read() == cold_facts, "the facts file written from the cache differs")
 
     # One PATH: the other units' facts come from the last run's file.
-    p = run([args.devcopy, "analyze", "--no-progress", "--format", "json", "src/main.cpp"], root)
+    p = run_tool([args.devcopy, "analyze", "--no-progress", "--format", "json", "src/main.cpp"], root)
     got = {f["line"] for f in json.loads(p.stdout)["findings"] if f["rule"] == RULE}
     check(got == {e[0] for e in EXPECTED}, f"analyze src/main.cpp found {sorted(got)}")
     facts = json.load(open(os.path.join(root, "devcopy-facts.json")))
@@ -123,12 +109,12 @@ def case_analyze(args, root):
 
     # -p naming the database file itself: the facts go beside it.
     os.remove(os.path.join(root, "devcopy-facts.json"))
-    p = run([args.devcopy, "analyze", "--no-progress", "-p", "compile_commands.json"], root)
+    p = run_tool([args.devcopy, "analyze", "--no-progress", "-p", "compile_commands.json"], root)
     check(p.returncode == 1 and os.path.exists(os.path.join(root, "devcopy-facts.json")),
           f"-p compile_commands.json:\n{p.stderr}")
 
     # --no-facts: each unit alone, as before the facts existed.
-    p = run([args.devcopy, "analyze", "--no-progress", "--no-facts", "--format", "json",
+    p = run_tool([args.devcopy, "analyze", "--no-progress", "--no-facts", "--format", "json",
              "--facts", "unused.json"], root)
     check(p.returncode == 0 and not json.loads(p.stdout)["findings"],
           f"--no-facts must find nothing here:\n{p.stdout}{p.stderr}")
@@ -191,7 +177,7 @@ def lsp_findings(args, root, want):
 def case_tidy(args, root):
     want = expected_set(root)
     for name, cmd in front_ends(args):
-        p = run(cmd, root)
+        p = run_tool(cmd, root)
         got = tidy_findings(p.stdout, root)
         check(got == want, f"{name} with the facts file found {sorted(got)}, want {sorted(want)}:\n"
                            f"{p.stdout}{p.stderr}")
@@ -200,13 +186,13 @@ def case_tidy(args, root):
 
     # An explicit FactsFile option, relative to the compile command's folder.
     shutil.move(os.path.join(root, "devcopy-facts.json"), os.path.join(root, "other.json"))
-    p = run([args.tidy, f"--checks=-*,{RULE}", "-p", ".", "--quiet",
+    p = run_tool([args.tidy, f"--checks=-*,{RULE}", "-p", ".", "--quiet",
              "--config={CheckOptions: {" + RULE + ".FactsFile: other.json}}", "src/main.cpp"], root)
     check(tidy_findings(p.stdout, root) == want, f"FactsFile option ignored:\n{p.stdout}{p.stderr}")
 
     # No facts file: this unit alone, silently.
     for name, cmd in front_ends(args):
-        p = run(cmd, root)
+        p = run_tool(cmd, root)
         check(p.returncode == 0 and RULE not in p.stdout and "facts" not in p.stderr + p.stdout,
               f"{name} without a facts file:\n{p.stdout}{p.stderr}")
 
@@ -214,7 +200,7 @@ def case_tidy(args, root):
     with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
         f.write('{"format": "devcopy-facts", "version": 1, "units": [{"file": 3}]}')
     for name, cmd in front_ends(args):
-        p = run(cmd, root)
+        p = run_tool(cmd, root)
         out = p.stdout + p.stderr
         bad = [l for l in out.splitlines() if "cannot read facts file" in l]
         check(len(bad) == 1 and "devcopy-facts.json" in bad[0] and "devcopy analyze" in bad[0],
@@ -223,12 +209,12 @@ def case_tidy(args, root):
     # Hostile: nested 50,000 levels (the JSON parser recurses per level).
     with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
         f.write("[" * 50000 + "]" * 50000)
-    p = run(next(front_ends(args))[1], root)
+    p = run_tool(next(front_ends(args))[1], root)
     check(p.returncode in (0, 1) and "nested more than 256 levels deep" in p.stdout + p.stderr,
           f"a deeply nested facts file must give one warning, not a crash:\n{p.stdout}{p.stderr}")
     with open(os.path.join(root, "devcopy-facts.json"), "w") as f:
         f.write('{"format": "devcopy-facts", "version": 99, "units": []}')
-    p = run(next(front_ends(args))[1], root)
+    p = run_tool(next(front_ends(args))[1], root)
     check("facts format version 99, this devcopy reads version 1" in p.stdout + p.stderr,
           f"a future version must be named:\n{p.stdout}{p.stderr}")
 
