@@ -330,7 +330,7 @@ SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv,
                                       ASTContext &Ctx) {
   std::unique_ptr<SyncUses> &U = Uses[&Loop];
   if (!U)
-    U = std::make_unique<SyncUses>(Loop, Inv, Ctx, &places(Ctx));
+    U = std::make_unique<SyncUses>(Loop, Inv, Ctx, &places(Ctx), &Trains);
   return *U;
 }
 
@@ -497,6 +497,7 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Loops.clear();
   Reads.clear();
   Uses.clear();
+  Trains.clear();
   Calls.clear();
   Functions.clear();
   FileUsesDevice.reset();

@@ -65,6 +65,7 @@ private:
                  llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>>
       Reads;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
+  SyncUses::TrainingFunctions Trains;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;
   std::optional<bool> FileUsesDevice;
 };

@@ -325,9 +325,17 @@ bool SyncUses::isTrainingLoop() {
       return *(Training = true);
   }
   // `loss = train_step(batch)`: the step in a function of this file.
+  TrainingFunctions Local;
+  TrainingFunctions &Memo = Trains ? *Trains : Local;
   for (const auto &M : match(findAll(callExpr().bind("call")), Loop, Ctx)) {
     const auto *Call = M.getNodeAs<CallExpr>("call");
-    if (trains(Call->getDirectCallee(), Ctx, 2) && Own(*Call))
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (!FD || !Own(*Call))
+      continue;
+    auto [It, New] = Memo.try_emplace(FD, false);
+    if (New)
+      It->second = trains(FD, Ctx, 2);
+    if (It->second)
       return *(Training = true);
   }
   return *Training;

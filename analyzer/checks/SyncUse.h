@@ -36,12 +36,17 @@ struct ValueUse {
 /// variable. Built from the loop's LoopInvariance (its references).
 class SyncUses {
 public:
+  /// Whether a function of the file runs a training step, kept for the
+  /// translation unit (the loops of a file call the same functions).
+  using TrainingFunctions = llvm::DenseMap<const FunctionDecl *, bool>;
+
   /// With \p Places, a value stored into a tensor that is not known to be
   /// on the host (`target[i][k] = q`) goes back to the device: not needed
-  /// by the host.
+  /// by the host. With \p Trains, the answers of isTrainingLoop's callees
+  /// are shared with other loops.
   SyncUses(const Stmt &Loop, LoopInvariance &Inv, ASTContext &Ctx,
-           TensorPlaces *Places = nullptr)
-      : Loop(Loop), Inv(Inv), Ctx(Ctx), Places(Places) {}
+           TensorPlaces *Places = nullptr, TrainingFunctions *Trains = nullptr)
+      : Loop(Loop), Inv(Inv), Ctx(Ctx), Places(Places), Trains(Trains) {}
 
   /// The use of the value \p Read evaluates to (an item(), a cpu(), ...).
   ValueUse classify(const Expr *Read);
@@ -62,6 +67,7 @@ private:
   LoopInvariance &Inv;
   ASTContext &Ctx;
   TensorPlaces *Places;
+  TrainingFunctions *Trains;
   std::optional<bool> Training;
   llvm::DenseMap<const VarDecl *, ValueUse> Vars;
 };
