@@ -22,7 +22,9 @@ tidy=${CLANG_TIDY:-clang-tidy-19}
 [[ -f $plugin ]] || { echo "analyzer_overhead: $plugin not found; build target devcopy-tidy-plugin first" >&2; exit 1; }
 
 exec python3 - "$tidy" "$plugin" "${REPS:-3}" examples/*.cpp tests/analyzer/fixtures/real/*.cpp <<'PY'
-import os, resource, subprocess, sys
+import os, sys
+sys.path.insert(0, "bench")
+from benchlib import timed
 
 tidy, plugin, reps, files = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 build = os.path.dirname(os.path.dirname(plugin))
@@ -35,13 +37,11 @@ configs = {
 }
 
 def cpu_seconds(cmd):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, cpu, p = timed(cmd)
     # A file that does not compile would be timed for a partial parse.
     if p.returncode not in (0, 1) or ": error:" in p.stdout or "Error while" in p.stderr:
         sys.exit(f"analyzer_overhead: {' '.join(cmd)} failed:\n{(p.stdout + p.stderr)[-2000:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu
 
 best = {name: {} for name in configs}
 for f in files:

@@ -19,7 +19,9 @@ tidy=$build/analyzer/devcopy-tidy
 [[ -x $tidy ]] || { echo "loop_scaling: $tidy not found; build target devcopy-tidy first" >&2; exit 1; }
 
 exec python3 - "$tidy" "${REPS:-1}" ${SIZES:-250 500 1000 2000 4000 8000} <<'PY'
-import os, resource, subprocess, sys, tempfile
+import os, sys, tempfile
+sys.path.insert(0, "bench")
+from benchlib import timed
 
 tidy, reps, sizes = sys.argv[1], int(sys.argv[2]), [int(s) for s in sys.argv[3:]]
 checks = ["discarded-copy", "redundant-chain", "repeated-module-move", "copy-in-loop",
@@ -65,12 +67,10 @@ double train({masks}, torch::Tensor w, int steps) {{
 """
 
 def cpu_seconds(cmd):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, cpu, p = timed(cmd)
     if p.returncode not in (0, 1) or ": error:" in p.stdout:
         sys.exit(f"loop_scaling: {' '.join(cmd)} failed:\n{(p.stdout + p.stderr)[-2000:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu
 
 configs = {"parse-only": "-*,objc-forbidden-subclassing"}
 configs.update({c: f"-*,devcopy-{c}" for c in checks})
