@@ -457,11 +457,15 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, const Expr *Recv,
   TensorPlaces &Places = places(Ctx);
   if (Places.programOnHost())
     return false; // fixed to the CPU: nothing to wait for
-  // Where the tensor read is known to live decides (a parameter is where
-  // every call in this file puts it).
-  if (Recv)
+  // Where the tensor read is known to live decides.
+  if (Recv) {
     if (Place P = Places.ofTensor(Recv); P != Place::Unknown)
       return P == Place::Accelerator;
+    // A parameter that every caller in this file passes on the host.
+    if (const ParmVarDecl *Param = rootParameter(Recv);
+        Param && Places.ofParameter(Param) == Place::Host)
+      return false;
+  }
   // Unknown (a parameter, a function's result): a device is in play when the
   // file works with one, in this function or elsewhere. Code that moves its
   // data to a device chosen at run time hands the tensors of its helpers

@@ -139,3 +139,34 @@ const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv,
 }
 
 } // namespace clang::tidy::devcopy
+
+namespace clang::tidy::devcopy {
+
+const ParmVarDecl *rootParameter(const Expr *E) {
+  for (int Depth = 0; E && Depth < 12; ++Depth) {
+    E = ignoreConversions(E);
+    if (const auto *Ref = llvm::dyn_cast<DeclRefExpr>(E)) {
+      if (const auto *P = llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()))
+        return P;
+      const auto *VD = llvm::dyn_cast<VarDecl>(Ref->getDecl());
+      if (!VD || !VD->hasLocalStorage() || !VD->getInit())
+        return nullptr;
+      E = VD->getInit();
+    } else if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
+      const Expr *Obj = MC->getImplicitObjectArgument();
+      if (!Obj || !isTensorType(Obj->getType()) || !isTensorType(MC->getType()))
+        return nullptr;
+      E = Obj;
+    } else if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
+      if (Op->getOperator() != OO_Subscript ||
+          !isTensorType(Op->getArg(0)->getType()))
+        return nullptr;
+      E = Op->getArg(0);
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace clang::tidy::devcopy

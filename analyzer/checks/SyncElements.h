@@ -4,6 +4,7 @@
 #pragma once
 
 #include "LoopFacts.h"
+#include "TensorPlace.h"
 #include "clang/AST/Expr.h"
 
 namespace clang::tidy::devcopy {
@@ -26,5 +27,10 @@ const Expr *subscriptBase(const Expr *E);
 /// and one call before the loop (drawing all the samples at once) does it.
 const Expr *elementOfInvariant(const Expr *Recv, LoopInvariance &Inv,
                                bool &WholeInvariant);
+
+/// The parameter whose tensor \p E reads, through views, tensor methods and
+/// local variables initialised from it (`auto flat = ids.squeeze(0);
+/// flat[i]`), or null.
+const ParmVarDecl *rootParameter(const Expr *E);
 
 } // namespace clang::tidy::devcopy

@@ -365,25 +365,22 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
                                    unsigned Depth) {
   const auto *FD =
       llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  const auto *Param = llvm::dyn_cast<ParmVarDecl>(VD);
+  if (const auto *P = llvm::dyn_cast<ParmVarDecl>(VD)) {
+    // A parameter the function never rebinds holds what its callers pass.
+    bool Rebound = FD && FD->getBody() &&
+                   llvm::any_of(definitions(VD, Ctx), [&](const Definition &D) {
+                     return D.At != P->getDefaultArg() &&
+                            D.At != P->getUninstantiatedDefaultArg();
+                   });
+    return Rebound ? Place::Unknown : ofParameter(P);
+  }
   if (!FD || !FD->getBody())
-    return Param ? ofParameter(Param) : Place::Unknown;
-  // Per use: `x = op(x)` asks for x at an earlier point, which is fine; the
-  // same use again is a loop-carried cycle.
-  if (auto It = TensorVars.find({VD, Use}); It != TensorVars.end())
-    return It->second;
-  if (!TensorsInProgress.insert({VD, Use}).second) {
+    return Place::Unknown;
+  if (!InProgress.insert(VD).second) {
     Cycles.insert(VD);
-    ++CycleHits;
     return Place::Unknown;
   }
-  unsigned HitsBefore = CycleHits;
   llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
-  if (Param) // its default argument is the caller's, not a definition here
-    llvm::erase_if(Defs, [&](const Definition &D) {
-      return D.At == Param->getDefaultArg() ||
-             D.At == Param->getUninstantiatedDefaultArg();
-    });
   FunctionFlow *Flow = flowOf(FD);
   const CFGBlock *UseBlock =
       Flow ? Flow->Blocks->blockContainingStmt(Use) : nullptr;
@@ -425,15 +422,6 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
     if (!UseBlock || Reaches(D.At))
       Live.push_back(&D);
   std::optional<Place> Result;
-  // A parameter holds what its callers pass until a definition on every
-  // path to the use replaces it.
-  if (Param && !(UseBlock && llvm::any_of(Defs, [&](const Definition &D) {
-                   const CFGBlock *B = Flow->Blocks->blockContainingStmt(D.At);
-                   return B && (B == UseBlock
-                                    ? Flow->Sequence->inSequence(D.At, Use)
-                                    : Flow->Dominators->dominates(B, UseBlock));
-                 })))
-    Result = ofParameter(Param);
   for (const Definition *D : Live) {
     if (UseBlock && llvm::any_of(Live, [&](const Definition *Other) {
           return Other != D && Kills(Other->At, D->At);
@@ -447,10 +435,7 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
       continue;
     Result = !Result || *Result == P ? P : Place::Unknown;
   }
-  TensorsInProgress.erase({VD, Use});
-  // An answer that assumed a cycle's value is kept only for this question.
-  if (CycleHits == HitsBefore)
-    TensorVars[{VD, Use}] = Result.value_or(Place::Unknown);
+  InProgress.erase(VD);
   return Result.value_or(Place::Unknown);
 }
 

@@ -29,7 +29,6 @@
 
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <memory>
 #include <optional>
@@ -93,13 +92,8 @@ private:
   bool ComputingOnHost = false;
   llvm::DenseMap<const VarDecl *, std::optional<Place>> DeviceVars;
   llvm::DenseMap<const ParmVarDecl *, Place> Params;
-  llvm::SmallPtrSet<const VarDecl *, 8> InProgress; ///< variableDevice
-  llvm::DenseSet<std::pair<const VarDecl *, const Expr *>> TensorsInProgress;
-  /// variableTensor's answers per (variable, use), those that assumed no
-  /// cycle's value (CycleHits counts the cycles met).
-  llvm::DenseMap<std::pair<const VarDecl *, const Expr *>, Place> TensorVars;
-  unsigned CycleHits = 0;
-  /// Variables whose definition reached the use being computed again.
+  llvm::SmallPtrSet<const VarDecl *, 8> InProgress;
+  /// Variables whose definition reached a use of themselves (InProgress).
   llvm::SmallPtrSet<const VarDecl *, 8> Cycles;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<FunctionFlow>> Flows;
 };
