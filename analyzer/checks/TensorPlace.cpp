@@ -250,8 +250,10 @@ llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD,
       binaryOperator(isAssignmentOperator(), hasLHS(Ref),
                      hasRHS(expr().bind("value")))
           .bind("def"),
-      // Passed to a non-const reference or by address: anything may be stored.
-      callExpr(forEachArgumentWithParam(
+      // Passed to a non-const reference or by address: anything may be stored
+      // (std::get only reads an element of a tuple).
+      callExpr(unless(callee(functionDecl(hasName("::std::get")))),
+               forEachArgumentWithParam(
                    Ref, parmVarDecl(hasType(
                             references(qualType(unless(isConstQualified())))))))
           .bind("escape"),
@@ -378,6 +380,7 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
     return Place::Unknown;
   if (!InProgress.insert(VD).second) {
     Cycles.insert(VD);
+    CycleUse[VD] = Use;
     return Place::Unknown;
   }
   llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
@@ -422,6 +425,7 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
     if (!UseBlock || Reaches(D.At))
       Live.push_back(&D);
   std::optional<Place> Result;
+  const Expr *CyclicRead = nullptr;
   for (const Definition *D : Live) {
     if (UseBlock && llvm::any_of(Live, [&](const Definition *Other) {
           return Other != D && Kills(Other->At, D->At);
@@ -431,11 +435,20 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
     Place P = D->Value ? tensorOf(D->Value, Depth + 1) : Place::Unknown;
     // `x = op(x)` in a loop: the op keeps x where it is, so the definition
     // adds nothing to the others (an optimistic fixpoint).
-    if (P == Place::Unknown && Cycles.erase(VD))
+    if (P == Place::Unknown && Cycles.erase(VD)) {
+      CyclicRead = CycleUse.lookup(VD);
       continue;
+    }
     Result = !Result || *Result == P ? P : Place::Unknown;
   }
   InProgress.erase(VD);
+  // Only `x = op(x)` reaches the use: x is where it was before that
+  // definition, which its own read of x tells (once per variable, so the
+  // cost stays linear).
+  if (!Result && CyclicRead && Reentered.insert(VD).second) {
+    Result = variableTensor(VD, CyclicRead, Depth + 1);
+    Reentered.erase(VD);
+  }
   return Result.value_or(Place::Unknown);
 }
 
@@ -460,6 +473,10 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
     const Expr *Recv = MC->getImplicitObjectArgument();
     if (!MD || !MD->getIdentifier() || !Recv)
       return Place::Unknown;
+    // dets.at(i), dets.front(): an element of a container of tensors.
+    if (isTensorContainerType(Recv->getType()) &&
+        llvm::is_contained({"at", "front", "back"}, MD->getName()))
+      return elementsOf(Recv, Depth + 1);
     if (isModuleType(Recv->getType()))
       return tensorOf(
           firstTensorOperand(MC->getNumArgs() ? MC->getArg(0) : nullptr),
@@ -486,6 +503,19 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
     return tensorOf(Recv, Depth + 1);
   }
   if (const auto *OC = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
+    // dets[i]: an element of a container of tensors; `*it` in a range-for
+    // over one (`auto &&__range = dets; auto __begin = __range.begin();`).
+    if (OC->getOperator() == OO_Subscript &&
+        isTensorContainerType(OC->getArg(0)->getType()))
+      return elementsOf(OC->getArg(0), Depth + 1);
+    if (OC->getOperator() == OO_Star && OC->getNumArgs() == 1)
+      if (const auto *It =
+              llvm::dyn_cast<DeclRefExpr>(ignoreConversions(OC->getArg(0))))
+        if (const auto *Begin = llvm::dyn_cast<VarDecl>(It->getDecl());
+            Begin && Begin->isImplicit())
+          if (const auto *Call = llvm::dyn_cast_or_null<CXXMemberCallExpr>(
+                  ignoreConversions(Begin->getInit())))
+            return elementsOf(Call->getImplicitObjectArgument(), Depth + 1);
     // Arithmetic, indexing, assignment: the first tensor operand's device;
     // a module called as a function: where its input is.
     for (const Expr *Arg : OC->arguments())

@@ -69,6 +69,14 @@ public:
   /// else unknown (a function called from another file, or not at all).
   Place ofParameter(const ParmVarDecl *P);
 
+  /// Where the tensors a container holds live (`dets` in `dets[0].item()`,
+  /// a `std::vector<Tensor>` or another standard sequence of tensors): where
+  /// everything put into a local container is (its initialiser, push_back,
+  /// `v[i] = t`), or what the function of this file that made it returns.
+  /// Unknown when anything else may write to it (a non-const reference to
+  /// it or to an element, a parameter, a member).
+  Place ofElements(const Expr *Container);
+
   /// True when the main file is fixed to the CPU: it chooses a host device
   /// itself (`torch::Device device(torch::kCPU)`, a constant `cpu_only` flag
   /// choosing kCPU), no device expression of it evaluates to an accelerator
@@ -85,6 +93,14 @@ private:
   std::optional<Place> variableDevice(const VarDecl *VD, unsigned Depth);
   Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
   FunctionFlow *flowOf(const FunctionDecl *FD);
+  // TensorPlaceElements.cpp
+  Place elementsOf(const Expr *E, unsigned Depth);
+  Place variableElements(const VarDecl *VD, unsigned Depth);
+  std::optional<Place> writtenElements(const VarDecl *VD, const Expr *Ref,
+                                       unsigned Depth);
+  std::optional<Place> writtenElement(const Expr *Access, unsigned Depth);
+  std::optional<Place> writtenThrough(const VarDecl *Element, unsigned Depth);
+  Place returnedElements(const FunctionDecl *FD, unsigned Depth);
   Place orProgram(Place P);
 
   ASTContext &Ctx;
@@ -95,7 +111,15 @@ private:
   llvm::SmallPtrSet<const VarDecl *, 8> InProgress;
   /// Variables whose definition reached a use of themselves (InProgress).
   llvm::SmallPtrSet<const VarDecl *, 8> Cycles;
+  /// The read of such a variable that found it in progress, and the
+  /// variables whose value before `x = op(x)` is being asked for.
+  llvm::DenseMap<const VarDecl *, const Expr *> CycleUse;
+  llvm::SmallPtrSet<const VarDecl *, 8> Reentered;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<FunctionFlow>> Flows;
+  /// Containers and functions returning containers: their elements' place
+  /// (Unknown while in progress, so recursion ends).
+  llvm::DenseMap<const VarDecl *, Place> ElementVars;
+  llvm::DenseMap<const FunctionDecl *, Place> Returned;
 };
 
 } // namespace tidy::devcopy

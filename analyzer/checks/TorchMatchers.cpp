@@ -87,6 +87,20 @@ bool isModuleRecord(const CXXRecordDecl *RD) {
 
 bool isTensorType(QualType T) { return isTensorRecord(recordOfType(T)); }
 
+bool isTensorContainerType(QualType T) {
+  if (T.isNull())
+    return false;
+  const auto *Spec = llvm::dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T.getNonReferenceType().getCanonicalType()->getAsCXXRecordDecl());
+  if (!Spec || Spec->getTemplateArgs().size() < 1 ||
+      Spec->getTemplateArgs()[0].getKind() != TemplateArgument::Type ||
+      !isTensorType(Spec->getTemplateArgs()[0].getAsType()))
+    return false;
+  return llvm::any_of(
+      llvm::ArrayRef<llvm::StringRef>{"vector", "deque", "list", "array"},
+      [&](llvm::StringRef Name) { return isNamed(Spec, Name, {"std"}); });
+}
+
 namespace {
 /// The type itself, or X for c10::optional<X> (std::optional<X> in LibTorch
 /// 2.x), without references.

@@ -27,6 +27,9 @@ bool isTensorRecord(const CXXRecordDecl *RD);
 bool isModuleRecord(const CXXRecordDecl *RD);
 /// A tensor by value, reference or pointer, through typedefs and aliases.
 bool isTensorType(QualType T);
+/// A standard sequence of tensors (std::vector, deque, list or array of
+/// at::Tensor), by value or reference.
+bool isTensorContainerType(QualType T);
 /// A module by value, reference or pointer (not the ModuleHolder itself).
 bool isModuleType(QualType T);
 /// c10::Device or c10::DeviceType (also through c10::optional and aliases

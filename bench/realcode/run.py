@@ -18,6 +18,7 @@ import csv
 import hashlib
 import json
 import os
+import shlex
 import re
 import shutil
 import subprocess
@@ -196,6 +197,8 @@ def analyse(tidy, repo_dir, path, incdirs, stub_dir, std, pch):
     for d in incdirs:
         args += ["-I", d]
     args += ["-idirafter", stub_dir]
+    if os.environ.get("DEVCOPY_REALCODE_ECHO"):  # to rerun one file by hand
+        print(shlex.join(args), file=sys.stderr)
     t0 = time.time()
     p = subprocess.run(args, capture_output=True, text=True)
     found, errors, first = [], 0, []

@@ -177,6 +177,9 @@ public:
   Tensor max() const;
   Tensor t() const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  // Containers of tensors (TensorPlaces' element places).
+  Tensor select(int64_t dim, int64_t index) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
 };
 std::ostream &operator<<(std::ostream &out, const Tensor &t);
 
@@ -193,6 +196,8 @@ Tensor zeros_like(const Tensor &self, TensorOptions options = {}, optional<Memor
 Tensor from_blob(void *data, IntArrayRef sizes, const TensorOptions &options = TensorOptions());
 Tensor cat(const std::vector<Tensor> &tensors, int64_t dim = 0);
 std::tuple<Tensor, Tensor> sort(const Tensor &self, int64_t dim = -1, bool descending = false);
+Tensor index_select(const Tensor &self, int64_t dim, const Tensor &index);
+std::vector<Tensor> split(const Tensor &self, int64_t split_size, int64_t dim = 0);
 } // namespace at
 
 namespace torch {
