@@ -1,11 +1,13 @@
 #include "CallSyncs.h"
 #include "FunctionFlow.h"
 #include "LoopFacts.h"
+#include "SyncElements.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace clang::ast_matchers;
 
@@ -55,6 +57,8 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
   auto Call = callExpr(unless(cxxMemberCallExpr(callee(
                            cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
                   .bind("call");
+  if (std::optional<CallSync> Elements = elementReads(*Body, Ctx))
+    return Elements;
   LoopInvariance Inv(*Body, Ctx);
   SyncUses Uses(*Body, Inv, Ctx);
   // Statements in source order: the first sync or syncing call met is the
@@ -89,6 +93,43 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
       Inner->Returned = U.Returned;
       return Inner;
     }
+  }
+  return std::nullopt;
+}
+
+/// Several elements of one local tensor read with item() on every call, the
+/// tensor unchanged between them: each read waits for the device.
+std::optional<CallSync> CallSyncs::elementReads(const Stmt &Body,
+                                                ASTContext &Ctx) {
+  auto Read = matchers::tensorMethodCall({"item"}, "sync");
+  llvm::MapVector<const VarDecl *, CallSync> Reads; // in source order
+  for (const auto &M : match(findAll(expr(Read)), Body, Ctx)) {
+    const auto *Sync = M.getNodeAs<CXXMemberCallExpr>("sync");
+    const Expr *Recv = ignoreConversions(M.getNodeAs<Expr>("sync.recv"));
+    const Expr *Base = ignoreConversions(subscriptBase(Recv));
+    const auto *Ref = llvm::dyn_cast_or_null<DeclRefExpr>(Base);
+    const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+    if (Base == Recv || !VD || !VD->hasLocalStorage() ||
+        !runsOnEveryCall(*Sync, Body, Ctx))
+      continue;
+    CallSync &S = Reads[VD];
+    if (!S.Sync || Ctx.getSourceManager().isBeforeInTranslationUnit(
+                       Sync->getExprLoc(), S.Sync->getExprLoc())) {
+      S.Sync = Sync;
+      S.Tensor = Ref;
+      S.What = "'" + VD->getNameAsString() +
+               "' is read with item() one element at a time";
+    }
+    ++S.ElementReads;
+  }
+  // A tensor rebound between the reads is another tensor each time.
+  for (auto &[VD, S] : Reads) {
+    auto Assign =
+        cxxOperatorCallExpr(hasOverloadedOperatorName("="),
+                            hasArgument(0, ignoringParenImpCasts(declRefExpr(
+                                               to(varDecl(equalsNode(VD)))))));
+    if (S.ElementReads >= 2 && match(findAll(Assign), Body, Ctx).empty())
+      return S;
   }
   return std::nullopt;
 }

@@ -18,6 +18,11 @@ struct CallSync {
   std::string What; ///< "reading 'loss' with item() copies it to the host"
   UseKind Kind = UseKind::Dropped;
   bool Returned = false; ///< the read value is the function's result
+  /// Set when the function reads several elements of one local tensor one by
+  /// one (`out[0][3].item()`, `out[1][3].item()`): one copy would do, however
+  /// the values are used. Sync is then the first read; Tensor the tensor.
+  unsigned ElementReads = 0;
+  const Expr *Tensor = nullptr;
 };
 
 class CallSyncs {
@@ -33,6 +38,7 @@ public:
 
 private:
   std::optional<CallSync> summarize(const FunctionDecl &FD, ASTContext &Ctx);
+  std::optional<CallSync> elementReads(const Stmt &Body, ASTContext &Ctx);
   llvm::DenseMap<const FunctionDecl *, std::optional<CallSync>> Map;
 };
 

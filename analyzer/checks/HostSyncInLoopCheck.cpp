@@ -334,6 +334,19 @@ SyncUses &HostSyncInLoopCheck::usesIn(const Stmt &Loop, LoopInvariance &Inv,
   return *U;
 }
 
+namespace {
+/// The name a call uses for its callee: a lambda's variable (`output(...)`)
+/// rather than its `operator()`.
+std::string calleeName(const CallExpr &Call, const FunctionDecl &FD,
+                       const ASTContext &Ctx) {
+  const auto *MD = llvm::dyn_cast<CXXMethodDecl>(&FD);
+  if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(&Call);
+      Op && MD && MD->getParent()->isLambda() && Op->getNumArgs() > 0)
+    return receiverName(Op->getArg(0), Ctx);
+  return FD.getNameAsString();
+}
+} // namespace
+
 void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
   const FunctionDecl *FD =
       CallSyncs::userDefinition(Call.getDirectCallee(), Ctx);
@@ -350,6 +363,20 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
   if (!S)
     return;
   SyncUses &U = usesIn(*L->Loop, Inv, Ctx);
+  if (S->ElementReads) {
+    // However the values are used, one copy would do for all of them.
+    if (places(Ctx).ofTensor(S->Tensor) == Place::Host)
+      return;
+    diag(Call.getExprLoc(),
+         "calling '%0' syncs with the device %1 times on every iteration of "
+         "this loop: inside it, %2, each read waiting for the device; copy "
+         "'%3' to the host once there and read its elements from that copy")
+        << calleeName(Call, *FD, Ctx) << S->ElementReads << S->What
+        << receiverName(S->Tensor, Ctx);
+    diag(S->Sync->getExprLoc(), "the first read is here", DiagnosticIDs::Note);
+    noteLoop(*L->Loop);
+    return;
+  }
   UseKind Kind = S->Kind;
   if (S->Returned) // the function returns what it read: its use here decides
     Kind = U.classify(&Call).Kind;
@@ -360,7 +387,7 @@ void HostSyncInLoopCheck::checkCall(const CallExpr &Call, ASTContext &Ctx) {
        "calling '%0' syncs with the device on every iteration of this "
        "loop: inside it, %1 and waits for the device; read it every N steps, "
        "or keep the value on the device and read it once after the loop")
-      << FD->getNameAsString() << S->What;
+      << calleeName(Call, *FD, Ctx) << S->What;
   diag(S->Sync->getExprLoc(), "the read is here", DiagnosticIDs::Note);
   noteLoop(*L->Loop);
 }
