@@ -20,12 +20,20 @@ int optionsParam(const FunctionDecl &FD) {
 
 /// Casts and views: ops that leave a fresh host tensor a host tensor of the
 /// same data, so creating it on the device first changes nothing but where.
+/// Also in-place fills from scalars (`ones({1}).fill_(c)`, `mul_(2)`): they
+/// run on the device just as well.
 bool isCastOrView(const CXXMemberCallExpr &C) {
   const CXXMethodDecl *MD = C.getMethodDecl();
-  if (!MD || !MD->getIdentifier() || !isTensorType(C.getType()) ||
-      C.getType()->isReferenceType())
+  if (!MD || !MD->getIdentifier() || !isTensorType(C.getType()))
     return false;
   llvm::StringRef N = MD->getName();
+  if (MD->getReturnType()->isReferenceType())
+    return llvm::is_contained({"fill_", "zero_", "mul_", "add_", "sub_", "div_",
+                               "uniform_", "normal_", "clamp_"},
+                              N) &&
+           llvm::none_of(C.arguments(), [](const Expr *A) {
+             return isTensorType(A->getType());
+           });
   if (N == "to") // a dtype only
     return llvm::none_of(C.arguments(), [](const Expr *A) {
       return !llvm::isa<CXXDefaultArgExpr>(A) &&

@@ -69,7 +69,41 @@ bool FunctionFlow::loopRepeats(const Stmt &Loop) {
 bool FunctionFlow::inSequence(const Stmt *Before, const Stmt *After) const {
   if (!Sequence)
     return false;
-  return Sequence->inSequence(Before, After) || shiftSequenced(Before, After);
+  return Sequence->inSequence(Before, After) || shiftSequenced(Before, After) ||
+         conditionSequenced(Before, After);
+}
+
+bool FunctionFlow::conditionSequenced(const Stmt *Before,
+                                      const Stmt *After) const {
+  // An if's condition runs before either branch (`if (v.item() < 0) ...
+  // else if (v.item() < 1)`); ExprSequence only orders siblings.
+  if (!Ctx)
+    return false;
+  DynTypedNode Cur = DynTypedNode::create(*Before);
+  const IfStmt *If = nullptr;
+  for (int Depth = 0; Depth < 64 && !If; ++Depth) {
+    auto Parents = Ctx->getParents(Cur);
+    if (Parents.empty())
+      return false;
+    if (const auto *I = Parents[0].get<IfStmt>())
+      If = I->getCond() == Cur.get<Stmt>() ? I : nullptr;
+    if (!Parents[0].get<Expr>() && !If)
+      return false;
+    Cur = Parents[0];
+  }
+  if (!If)
+    return false;
+  Cur = DynTypedNode::create(*After);
+  for (int Depth = 0; Depth < 256; ++Depth) {
+    auto Parents = Ctx->getParents(Cur);
+    if (Parents.empty())
+      return false;
+    if (Parents[0].get<IfStmt>() == If)
+      return Cur.get<Stmt>() == If->getThen() ||
+             Cur.get<Stmt>() == If->getElse();
+    Cur = Parents[0];
+  }
+  return false;
 }
 
 bool FunctionFlow::shiftSequenced(const Stmt *Before, const Stmt *After) const {

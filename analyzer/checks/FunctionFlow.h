@@ -40,6 +40,7 @@ public:
 
 private:
   bool shiftSequenced(const Stmt *Before, const Stmt *After) const;
+  bool conditionSequenced(const Stmt *Before, const Stmt *After) const;
   ASTContext *Ctx = nullptr;
   std::unique_ptr<CFG> TheCFG;
   std::unique_ptr<utils::ExprSequence> Sequence;

@@ -217,7 +217,20 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!L)
     return;
   LoopInvariance &Inv = Loops.get(*L->Loop, Ctx);
-  if (!Inv.runsOnTypicalIteration(*L) ||
+  // A read in a branch taken on few iterations is still judged against a
+  // read in the condition that guards it (`if (v.item() < 0) ... else if
+  // (v.item() < 1)`): whenever it runs, it copies the same value again.
+  const bool Typical = Inv.runsOnTypicalIteration(*L);
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto InGuard = [&](const Expr *E) {
+    return llvm::any_of(L->Guards, [&](const Expr *G) {
+      return G &&
+             !SM.isBeforeInTranslationUnit(E->getBeginLoc(),
+                                           G->getBeginLoc()) &&
+             !SM.isBeforeInTranslationUnit(G->getEndLoc(), E->getEndLoc());
+    });
+  };
+  if (!(Typical || Inv.staysInLoop(*L)) ||
       !acceleratorInPlay(*L->Loop, Recv, Ctx))
     return;
   std::string What = describeSync(Method, receiverName(Recv, Ctx));
@@ -228,12 +241,14 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
                     Method == "<<" || Method == "=";
   bool SameValue = false;
   for (bool Later : {false, true}) {
+    if (Later && !Typical)
+      break;
     const Expr *OtherRecv = nullptr;
     const Expr *Other = CopiesData
                             ? earlierRead(*L->Loop, *Sync, *Recv, Inv, Ctx,
                                           SameValue, Later, &OtherRecv)
                             : nullptr;
-    if (!Other)
+    if (!Other || (!Typical && !InGuard(Other)))
       continue;
     // Described as the second read: the other one when it runs later.
     std::string SecondWhat =
@@ -259,6 +274,8 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
       return;
     break; // this read is the first: it is judged on its own below
   }
+  if (!Typical)
+    return;
   if (CopiesData)
     Reads[L->Loop].push_back({Sync, Recv});
 

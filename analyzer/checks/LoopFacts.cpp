@@ -310,8 +310,13 @@ bool LoopInvariance::isInvariantStmt(const Stmt *S, unsigned Depth) {
     if (Op->isAssignmentOp() || K == OO_PlusPlus || K == OO_MinusMinus ||
         K == OO_Call)
       return false;
-  } else if (llvm::isa<CallExpr>(S)) {
-    return false; // a function may return new data on each call
+  } else if (const auto *C = llvm::dyn_cast<CallExpr>(S)) {
+    // A function may return new data on each call; std::get<N>(t) reads an
+    // element of a tuple (`std::get<0>(x.max(-1))`).
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!FD || !FD->isInStdNamespace() || !FD->getIdentifier() ||
+        FD->getName() != "get")
+      return false;
   }
   for (const Stmt *Child : S->children())
     if (!isInvariantStmt(Child, Depth + 1))

@@ -71,6 +71,9 @@ public:
   /// The else of an equality test (`if (i % N == 0) ... else ...`) and the
   /// then of an inequality are taken on a typical iteration.
   bool runsOnTypicalIteration(const EnclosingLoop &L);
+  /// No branch around the statement leaves the loop: whenever it runs, the
+  /// loop goes on (it may run on many iterations, not at most once).
+  bool staysInLoop(const EnclosingLoop &L);
   /// \p VD is modified inside the loop (see isInvariant(VarDecl)).
   bool isMutatedInLoop(const VarDecl *VD);
 

@@ -1,6 +1,7 @@
 // Which iterations of a loop run a statement under a branch: the guard
 // rules of LoopInvariance::runsOnTypicalIteration (see LoopFacts.h).
 #include "LoopFacts.h"
+#include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -59,8 +60,14 @@ bool LoopInvariance::testsIterationData(const Expr *E, unsigned Depth,
     // loop's own index): only the first is this iteration's data, and only
     // when it is not computed from what the loop carries
     // (`bool last = i + 1 == n`).
-    if (!VD->hasLocalStorage())
+    // A constant (`torch::indexing::Ellipsis`, `torch::kFloat32`) says
+    // nothing either way; other globals are state the loop may carry.
+    if (!VD->hasLocalStorage()) {
+      if (VD->getType().isConstQualified() || VD->isConstexpr() ||
+          inLibrary(VD))
+        continue;
       return false;
+    }
     if (!declaredPerIteration(VD)) {
       // A counter that only picks this iteration's element of data that does
       // not change (`if (!done[i])`) tests that element, not the count.
@@ -82,9 +89,23 @@ bool LoopInvariance::testsIterationData(const Expr *E, unsigned Depth,
 bool LoopInvariance::indexesInvariant(const DeclRefExpr *Ref) {
   const Expr *Cur = Ref;
   for (const Expr *P = parentOf(Cur, Ctx); P; P = parentOf(Cur, Ctx)) {
-    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr>(P)) {
+    // Through conversions and braced lists: `t.index({Ellipsis, i})`.
+    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
+                  CXXBindTemporaryExpr, InitListExpr,
+                  CXXStdInitializerListExpr>(P) ||
+        (llvm::isa<CXXConstructExpr>(P) &&
+         llvm::cast<CXXConstructExpr>(P)->getNumArgs() == 1)) {
       Cur = P;
       continue;
+    }
+    // t.index({..., i}), t.select(0, i), t.narrow(0, i, 1): an element of t.
+    if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(P)) {
+      const CXXMethodDecl *MD = MC->getMethodDecl();
+      const Expr *Obj = MC->getImplicitObjectArgument();
+      return MD && MD->getIdentifier() && Obj && Obj != Cur &&
+             isTensorType(Obj->getType()) &&
+             llvm::is_contained({"index", "select", "narrow"}, MD->getName()) &&
+             isInvariant(Obj);
     }
     if (const auto *AS = llvm::dyn_cast<ArraySubscriptExpr>(P))
       return AS->getIdx() == Cur && isInvariant(AS->getBase());
@@ -127,6 +148,10 @@ bool LoopInvariance::runsOnTypicalIteration(const EnclosingLoop &L) {
       return false;
   }
   return true;
+}
+
+bool LoopInvariance::staysInLoop(const EnclosingLoop &L) {
+  return llvm::none_of(L.Branches, leavesLoop);
 }
 
 bool LoopInvariance::takesCommonSide(const Expr *G, const Stmt *Branch) {

@@ -244,6 +244,19 @@ bool RepeatedModuleMoveCheck::checkSameFunction(
     if (!sameTarget(First->Target, Later.Target) || exclusive(*First, Later) ||
         reassignedBetween(*First, Later))
       continue;
+    // Moved elsewhere in between (`to(kCPU)` to save it, then back): a
+    // reload after an offload, not a repeat.
+    const SourceManager &SM = Ctx->getSourceManager();
+    if (llvm::any_of(Earlier, [&](const Move *Other) {
+          return Other != First &&
+                 SM.isBeforeInTranslationUnit(First->Call->getBeginLoc(),
+                                              Other->Call->getBeginLoc()) &&
+                 Other->Path.size() <= P2.size() &&
+                 std::equal(Other->Path.begin(), Other->Path.end(),
+                            P2.begin()) &&
+                 !sameTarget(Other->Target, Later.Target);
+        }))
+      continue;
     std::string Name = joinNames(P1.size() > P2.size() ? P1 : P2);
     std::string How;
     if (P1.size() < P2.size())

@@ -153,6 +153,7 @@ public:
   Tensor eq(const Tensor &other) const;
   Tensor argmax(int64_t dim) const;
   Tensor &zero_() const;
+  Tensor &fill_(const Scalar &value) const;
   Tensor &requires_grad_(bool requires_grad = true) const;
   void record_stream(int stream) const;
   Tensor operator==(const Scalar &other) const;
