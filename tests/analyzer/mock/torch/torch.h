@@ -85,6 +85,15 @@ struct Scalar {
 namespace at {
 using namespace c10; // at::Device, at::kCUDA, at::TensorOptions... as in ATen
 class Tensor;
+namespace indexing { // t.index({Ellipsis, i}), as in LibTorch
+struct EllipsisIndexType {};
+extern const EllipsisIndexType Ellipsis;
+struct TensorIndex {
+  TensorIndex(int64_t i);
+  TensorIndex(EllipsisIndexType);
+  TensorIndex(const Tensor &t);
+};
+} // namespace indexing
 
 class TensorBase {
 public:
@@ -147,7 +156,7 @@ public:
   Tensor add(const Tensor &other, const Scalar &alpha = 1) const;
   Tensor sub(const Tensor &other, const Scalar &alpha = 1) const;
   Tensor &sub_(const Tensor &other, const Scalar &alpha = 1) const;
-  Tensor index(std::initializer_list<Tensor> indices) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   Tensor slice(int64_t dim = 0, int64_t start = 0, int64_t end = 0, int64_t step = 1) const;
   Tensor eq(const Scalar &other) const;
   Tensor eq(const Tensor &other) const;
@@ -176,6 +185,7 @@ public:
   Tensor nonzero() const;
   Tensor masked_select(const Tensor &mask) const;
   Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
   Tensor t() const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   // Containers of tensors (TensorPlaces' element places).
