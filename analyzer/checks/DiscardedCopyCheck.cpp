@@ -70,7 +70,15 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
                                ofClass(matchers::tensorRecord()))),
           on(expr().bind("read.recv")))
           .bind("read")));
-  auto Dropped = expr(anyOf(Discarded, DroppedRead));
+  // `(a * b);`: arithmetic on tensors whose result is dropped.
+  auto Arith =
+      cxxOperatorCallExpr(hasAnyOverloadedOperatorName("+", "-", "*", "/"),
+                          hasType(cxxRecordDecl(matchers::tensorRecord())),
+                          hasAnyArgument(matchers::tensorExpr()))
+          .bind("arith");
+  auto DroppedArith = expr(
+      ignoringImplicit(anyOf(Arith, parenExpr(has(ignoringImplicit(Arith))))));
+  auto Dropped = expr(anyOf(Discarded, DroppedRead, DroppedArith));
   // A copy made only to read its options (`x.to(torch::kLong).options()`);
   // a fresh factory's is devcopy-create-then-move's.
   Finder->addMatcher(
@@ -102,6 +110,15 @@ void DiscardedCopyCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     return;
   }
   ASTContext &Ctx = *Result.Context;
+  if (const auto *Arith =
+          Result.Nodes.getNodeAs<CXXOperatorCallExpr>("arith")) {
+    const char *Op = getOperatorSpelling(Arith->getOperator());
+    diag(Arith->getOperatorLoc(),
+         "result of '%0' is discarded: it makes a new tensor and drops it at "
+         "once, its operands unchanged; use '%0=' or assign the result")
+        << Op;
+    return;
+  }
   if (const auto *Read = Result.Nodes.getNodeAs<CXXMemberCallExpr>("read")) {
     diag(Read->getExprLoc(), "result of 'item()' is discarded: it copies '%0' "
                              "to the host and waits for the "

@@ -9,7 +9,7 @@ accept any arguments): enough for the analyzer, never for a build.
 import re
 
 # Part of run.py's cache key: findings made with other stubs are not reused.
-STUB_VERSION = 3
+STUB_VERSION = 4
 
 OPENCV = r"""#pragma once
 // minimal OpenCV stand-in written by bench/realcode/run.py
@@ -348,6 +348,18 @@ BOOST_LOG = r"""#pragma once
 """
 
 
+TQDM = r"""#pragma once
+// minimal tqdm-cpp stand-in written by bench/realcode/run.py: a range to
+// iterate (the progress bar's own output is irrelevant here)
+#include <vector>
+namespace tqdm {
+template <typename T> std::vector<T> range(T begin, T end);
+template <typename T> std::vector<T> range(T end);
+template <typename C> C &tqdm(C &container);
+} // namespace tqdm
+"""
+
+
 def stub_text(name):
     """The stand-in for the missing header `name`, or None for an empty stub."""
     base = name.split("/")[-1]
@@ -357,6 +369,8 @@ def stub_text(name):
         return RAYLIB
     if base in ("cxxopts.hpp", "cxxopts.h"):
         return CXXOPTS
+    if name in ("tqdm/tqdm.h", "tqdm.h", "tqdm.hpp"):
+        return TQDM
     if name.startswith("boost/log/"):
         return BOOST_LOG
     # A CMake-generated export header (generate_export_header): its macros.
