@@ -17,7 +17,9 @@
 //    operators, torch:: functions, a module's forward) leaves its result on
 //    the device of its first tensor operand. A local tensor variable is where
 //    the definitions that reach the use (its CFG: initialiser and
-//    assignments, dominance and reachability) put it; they must agree.
+//    assignments, dominance and reachability) put it; they must agree. An
+//    element of a local container of tensors (`dets[0]`, a range-for over
+//    it) is where everything put into the container is.
 //  * A program fixed to the CPU (its main file chooses a host device itself,
 //    no device expression evaluates to an accelerator, no `.cuda()`) runs on
 //    the host: every device and tensor expression of it is Host. A file whose
@@ -69,14 +71,6 @@ public:
   /// else unknown (a function called from another file, or not at all).
   Place ofParameter(const ParmVarDecl *P);
 
-  /// Where the tensors a container holds live (`dets` in `dets[0].item()`,
-  /// a `std::vector<Tensor>` or another standard sequence of tensors): where
-  /// everything put into a local container is (its initialiser, push_back,
-  /// `v[i] = t`), or what the function of this file that made it returns.
-  /// Unknown when anything else may write to it (a non-const reference to
-  /// it or to an element, a parameter, a member).
-  Place ofElements(const Expr *Container);
-
   /// True when the main file is fixed to the CPU: it chooses a host device
   /// itself (`torch::Device device(torch::kCPU)`, a constant `cpu_only` flag
   /// choosing kCPU), no device expression of it evaluates to an accelerator
@@ -94,6 +88,12 @@ private:
   Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
   FunctionFlow *flowOf(const FunctionDecl *FD);
   // TensorPlaceElements.cpp
+  /// Where the tensors a container holds live (`dets` in `dets[0].item()`,
+  /// a `std::vector<Tensor>` or another standard sequence of tensors): where
+  /// everything put into a local container is (its initialiser, push_back,
+  /// `v[i] = t`), or what the function of this file that made it returns.
+  /// Unknown when anything else may write to it (a non-const reference to
+  /// it or to an element, a parameter, a member).
   Place elementsOf(const Expr *E, unsigned Depth);
   Place variableElements(const VarDecl *VD, unsigned Depth);
   std::optional<Place> writtenElements(const VarDecl *VD, const Expr *Ref,

@@ -49,6 +49,8 @@ DynTypedNode parentOf(const Stmt *E, ASTContext &Ctx) {
 /// passed to one, or its address taken.
 bool mayAlias(const Expr *E, ASTContext &Ctx) {
   DynTypedNode Parent = parentOf(E, Ctx);
+  if (!Parent.get<Stmt>() && !Parent.get<Decl>())
+    return true; // no single parent (a template's pattern): assume the worst
   if (const auto *VD = Parent.get<VarDecl>())
     return isNonConstLValueRef(VD->getType()) ||
            VD->getType()->isRValueReferenceType();
@@ -77,10 +79,6 @@ bool mayAlias(const Expr *E, ASTContext &Ctx) {
   return false;
 }
 } // namespace
-
-Place TensorPlaces::ofElements(const Expr *Container) {
-  return orProgram(elementsOf(Container, 0));
-}
 
 Place TensorPlaces::elementsOf(const Expr *E, unsigned Depth) {
   if (!E || Depth > MaxDepth)
