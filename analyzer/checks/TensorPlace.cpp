@@ -1,67 +1,21 @@
 #include "TensorPlace.h"
+#include "TensorPlaceDefinitions.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ExprSequence.h"
 #include "clang/AST/ASTContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Analysis/Analyses/CFGReachabilityAnalysis.h"
 #include "clang/Analysis/Analyses/Dominators.h"
 #include "clang/Analysis/CFG.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
 
 namespace {
-constexpr unsigned MaxDepth = 24;
-
-/// Accelerators among c10::DeviceType's enumerators (CPU is the host, Meta
-/// holds no data, the rest are devices with their own memory).
-std::optional<Place> placeOfDeviceType(llvm::StringRef Name) {
-  if (Name == "CPU")
-    return Place::Host;
-  if (Name == "Meta")
-    return Place::Unknown;
-  return Place::Accelerator;
-}
-
-std::optional<Place> placeOfDeviceString(llvm::StringRef S) {
-  llvm::StringRef Type = S.split(':').first;
-  if (Type == "cpu")
-    return Place::Host;
-  if (Type == "meta" || Type.empty())
-    return Place::Unknown;
-  return Place::Accelerator;
-}
-
-/// Joins the places of several definitions of a device variable: a device
-/// that may be an accelerator is one.
-Place joinDevices(Place A, Place B) {
-  if (A == Place::Accelerator || B == Place::Accelerator)
-    return Place::Accelerator;
-  return A == B ? A : Place::Unknown;
-}
-
-std::optional<Place> joinDevices(std::optional<Place> A,
-                                 std::optional<Place> B) {
-  if (!A || !B)
-    return A ? A : B;
-  return joinDevices(*A, *B);
-}
 
 const CallExpr *asCall(const Expr *E) {
   return llvm::dyn_cast_or_null<CallExpr>(E);
-}
-
-bool isStringType(QualType T) {
-  if (T.isNull())
-    return false;
-  T = T.getNonReferenceType().getCanonicalType();
-  if (T->isPointerType())
-    return T->getPointeeType()->isCharType();
-  const auto *RD = T->getAsCXXRecordDecl();
-  return RD && RD->getIdentifier() && RD->getName() == "basic_string";
 }
 
 /// The first tensor among the arguments (through initializer lists, as in
@@ -112,131 +66,6 @@ struct TensorPlaces::FunctionFlow {
 TensorPlaces::TensorPlaces(ASTContext &Ctx) : Ctx(Ctx) {}
 TensorPlaces::~TensorPlaces() = default;
 
-Place TensorPlaces::orProgram(Place P) {
-  return P == Place::Unknown && programOnHost() ? Place::Host : P;
-}
-
-Place TensorPlaces::ofDevice(const Expr *E) {
-  return orProgram(deviceOf(E, 0).value_or(Place::Unknown));
-}
-
-std::optional<Place> TensorPlaces::deviceNamedBy(const Expr *E) {
-  std::optional<Place> P = deviceOf(E, 0);
-  return P ? std::optional(orProgram(*P)) : std::nullopt;
-}
-
-Place TensorPlaces::ofTensor(const Expr *E) {
-  return orProgram(tensorOf(E, 0));
-}
-
-std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
-  if (!E || Depth > MaxDepth)
-    return Place::Unknown;
-  // In a template's pattern `Device d(dependent)` is a parenthesized list
-  // with no type yet: its single element is the device expression.
-  if (const auto *PL = llvm::dyn_cast<ParenListExpr>(E->IgnoreParens()))
-    return PL->getNumExprs() == 1 ? deviceOf(PL->getExpr(0), Depth + 1)
-                                  : std::optional(Place::Unknown);
-  E = ignoreConversions(E);
-  if (E->getType().isNull())
-    return Place::Unknown;
-  if (isDTypeType(E->getType()))
-    return std::nullopt; // TensorOptions converted from a dtype
-  if (const auto *S = llvm::dyn_cast<StringLiteral>(E))
-    return placeOfDeviceString(S->getBytes());
-  // Device(name) with a name computed or read at run time: chosen at run time.
-  if (isStringType(E->getType()) && !llvm::isa<CXXFunctionalCastExpr>(E))
-    return Place::Accelerator;
-  if (const auto *FC = llvm::dyn_cast<CXXFunctionalCastExpr>(E))
-    return deviceOf(FC->getSubExpr(), Depth + 1);
-  if (const auto *CO = llvm::dyn_cast<ConditionalOperator>(E)) {
-    bool Cond = false;
-    if (!CO->getCond()->isValueDependent() &&
-        CO->getCond()->EvaluateAsBooleanCondition(Cond, Ctx))
-      return deviceOf(Cond ? CO->getTrueExpr() : CO->getFalseExpr(), Depth + 1);
-    return joinDevices(
-        deviceOf(CO->getTrueExpr(), Depth + 1).value_or(Place::Unknown),
-        deviceOf(CO->getFalseExpr(), Depth + 1).value_or(Place::Unknown));
-  }
-  if (const auto *BO = llvm::dyn_cast<BinaryOperator>(E);
-      BO && BO->isAssignmentOp())
-    return deviceOf(BO->getRHS(), Depth + 1);
-  if (const auto *CE = llvm::dyn_cast<CXXConstructExpr>(E)) {
-    // Device(kCUDA, 0), Device("cuda:0"), TensorOptions(kCUDA): the first
-    // argument names the device; TensorOptions() names none.
-    if (CE->getNumArgs() == 0 || llvm::isa<CXXDefaultArgExpr>(CE->getArg(0)))
-      return isTensorOptionsType(CE->getType()) ? std::nullopt
-                                                : std::optional(Place::Unknown);
-    const Expr *Arg = ignoreConversions(CE->getArg(0));
-    // A device named by a string read at run time: chosen at run time.
-    if (!llvm::isa<StringLiteral>(Arg) && isStringType(Arg->getType()))
-      return Place::Accelerator;
-    if (isTensorOptionsType(CE->getType()) && !isDeviceType(Arg->getType()) &&
-        !isTensorOptionsType(Arg->getType()) && !isStringType(Arg->getType()))
-      return std::nullopt; // TensorOptions(kHalf): a dtype only
-    return deviceOf(Arg, Depth + 1);
-  }
-  if (const auto *OC = llvm::dyn_cast<CXXOperatorCallExpr>(E);
-      OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2)
-    return deviceOf(OC->getArg(1), Depth + 1);
-  if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
-    const CXXMethodDecl *MD = MC->getMethodDecl();
-    const Expr *Recv = MC->getImplicitObjectArgument();
-    if (!MD || !MD->getIdentifier())
-      return Place::Unknown;
-    llvm::StringRef Name = MD->getName();
-    if (Recv && isTensorType(Recv->getType()) &&
-        (Name == "device" || Name == "options"))
-      return tensorOf(Recv, Depth + 1);
-    if (isTensorOptionsType(MC->getType())) {
-      // TensorOptions().dtype(kHalf).device(d): the .device(...) link decides.
-      if (Name == "device" && MC->getNumArgs() >= 1)
-        return deviceOf(MC->getArg(0), Depth + 1);
-      return Recv ? deviceOf(Recv, Depth + 1) : std::optional(Place::Unknown);
-    }
-    return Place::Unknown;
-  }
-  // The TensorOptions shorthands: torch::device(d), torch::dtype(t), ...
-  // (c10's, brought into torch by a using-declaration).
-  if (const CallExpr *C = asCall(E);
-      C && (isTorchFunction(C->getDirectCallee()) ||
-            isTensorOptionsShorthand(C->getDirectCallee()))) {
-    const FunctionDecl *FD = C->getDirectCallee();
-    if (FD->getIdentifier() && FD->getName() == "device" &&
-        C->getNumArgs() == 1)
-      return deviceOf(C->getArg(0), Depth + 1);
-    // torch::dtype(t), torch::requires_grad(false), ...: no device named.
-    if (FD->getIdentifier() &&
-        llvm::is_contained({"dtype", "requires_grad", "layout", "memory_format",
-                            "pinned_memory"},
-                           FD->getName()))
-      return std::nullopt;
-    return Place::Unknown;
-  }
-  if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
-    const ValueDecl *D = DRE->getDecl();
-    if (const auto *EC = llvm::dyn_cast<EnumConstantDecl>(D)) {
-      const auto *Enum = llvm::dyn_cast<EnumDecl>(EC->getDeclContext());
-      if (Enum && isDeviceType(Ctx.getEnumType(Enum)))
-        return placeOfDeviceType(EC->getName());
-      return Place::Unknown;
-    }
-    if (const auto *VD = llvm::dyn_cast<VarDecl>(D))
-      return variableDevice(VD, Depth + 1);
-  }
-  return Place::Unknown;
-}
-
-namespace {
-/// A definition of a local variable: its initialiser or an assignment (the
-/// statement) and the value it stores (nullptr when it escapes by reference).
-struct Definition {
-  const Stmt *At;
-  const Expr *Value;
-};
-
-/// Every definition of \p VD: its initialiser, then every assignment and
-/// escape in its function's body, or in the main file for a global.
 llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD,
                                              ASTContext &Ctx) {
   llvm::SmallVector<Definition, 4> Defs;
@@ -283,30 +112,13 @@ llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD,
       Collect(match(decl(forEachDescendant(DefOrEscape)), *D, Ctx));
   return Defs;
 }
-} // namespace
 
-std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD,
-                                                  unsigned Depth) {
-  // LibTorch's own constants (torch::kCUDA): their initialiser.
-  if (!VD->isLocalVarDeclOrParm() && VD->getType().isConstQualified() &&
-      VD->getInit() &&
-      !Ctx.getSourceManager().isInMainFile(
-          Ctx.getSourceManager().getExpansionLoc(VD->getLocation())))
-    return deviceOf(VD->getInit(), Depth + 1);
-  if (auto It = DeviceVars.find(VD); It != DeviceVars.end())
-    return It->second;
-  if (!InProgress.insert(VD).second || llvm::isa<ParmVarDecl>(VD))
-    return Place::Unknown;
-  std::optional<Place> Result;
-  bool First = true;
-  for (const Definition &D : definitions(VD, Ctx)) {
-    std::optional<Place> P =
-        D.Value ? deviceOf(D.Value, Depth + 1) : Place::Unknown;
-    Result = First ? P : joinDevices(Result, P);
-    First = false;
-  }
-  InProgress.erase(VD);
-  return DeviceVars[VD] = First ? std::optional(Place::Unknown) : Result;
+Place TensorPlaces::orProgram(Place P) {
+  return P == Place::Unknown && programOnHost() ? Place::Host : P;
+}
+
+Place TensorPlaces::ofTensor(const Expr *E) {
+  return orProgram(tensorOf(E, 0));
 }
 
 TensorPlaces::FunctionFlow *TensorPlaces::flowOf(const FunctionDecl *FD) {
@@ -453,7 +265,7 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
 }
 
 Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
-  if (!E || Depth > MaxDepth)
+  if (!E || Depth > MaxPlaceDepth)
     return Place::Unknown;
   E = ignoreConversions(E);
   if (const auto *DRE = llvm::dyn_cast<DeclRefExpr>(E)) {
@@ -551,78 +363,6 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
     return Place::Unknown;
   }
   return Place::Unknown;
-}
-
-namespace {
-/// Evaluates the outermost device expressions of the main file and its
-/// `.cuda()` calls, stopping at the first accelerator; and notes whether the
-/// file chooses a host device itself (a device variable initialised to the
-/// CPU), the evidence that the program is fixed to the CPU.
-class AcceleratorFinder : public RecursiveASTVisitor<AcceleratorFinder> {
-public:
-  AcceleratorFinder(
-      llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf)
-      : PlaceOf(PlaceOf) {}
-  bool shouldVisitTemplateInstantiations() const { return true; }
-  bool Found = false;
-  bool ChoosesHost = false;
-
-  bool VisitVarDecl(VarDecl *VD) {
-    // A parameter's device comes from the caller: no evidence either way.
-    if (llvm::isa<ParmVarDecl>(VD) || !VD->hasInit() ||
-        VD->getType()->isReferenceType() ||
-        !(isDeviceType(VD->getType()) || isTensorOptionsType(VD->getType())))
-      return true;
-    if (PlaceOf(VD->getInit()).value_or(Place::Unknown) == Place::Host)
-      ChoosesHost = true;
-    return true;
-  }
-
-  bool TraverseStmt(Stmt *S, DataRecursionQueue *Queue = nullptr) {
-    if (Found)
-      return false;
-    if (const auto *E = llvm::dyn_cast_or_null<Expr>(S);
-        E && !E->isTypeDependent() &&
-        (isDeviceType(E->getType()) || isTensorOptionsType(E->getType()))) {
-      Found = PlaceOf(E).value_or(Place::Unknown) == Place::Accelerator;
-      return !Found;
-    }
-    return RecursiveASTVisitor::TraverseStmt(S, Queue);
-  }
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
-    const CXXMethodDecl *MD = MC->getMethodDecl();
-    if (MD && MD->getIdentifier() && MD->getName() == "cuda")
-      Found = true;
-    return !Found;
-  }
-
-private:
-  llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf;
-};
-} // namespace
-
-bool TensorPlaces::programOnHost() {
-  if (OnHost)
-    return *OnHost;
-  if (ComputingOnHost)
-    return false;
-  ComputingOnHost = true;
-  auto PlaceOf = [this](const Expr *E) { return deviceOf(E, 0); };
-  AcceleratorFinder Finder(PlaceOf);
-  const SourceManager &SM = Ctx.getSourceManager();
-  for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() ||
-        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
-      continue;
-    Finder.TraverseDecl(D);
-    if (Finder.Found)
-      break;
-  }
-  ComputingOnHost = false;
-  // Fixed to the CPU only on evidence: a file that names no device at all
-  // (a library taking the device as a parameter) is not.
-  OnHost = !Finder.Found && Finder.ChoosesHost;
-  return *OnHost;
 }
 
 } // namespace clang::tidy::devcopy

@@ -5,6 +5,7 @@
 // (a read, an insertion, an element assignment); any other use may write to
 // it through a reference and makes its elements unknown.
 #include "TensorPlace.h"
+#include "TensorPlaceDefinitions.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -14,7 +15,6 @@ using namespace clang::ast_matchers;
 namespace clang::tidy::devcopy {
 
 namespace {
-constexpr unsigned MaxDepth = 24;
 
 /// Several sources of one container's elements: they must agree.
 struct ElementJoin {
@@ -81,7 +81,7 @@ bool mayAlias(const Expr *E, ASTContext &Ctx) {
 } // namespace
 
 Place TensorPlaces::elementsOf(const Expr *E, unsigned Depth) {
-  if (!E || Depth > MaxDepth)
+  if (!E || Depth > MaxPlaceDepth)
     return Place::Unknown;
   E = ignoreConversions(E);
   if (const auto *Std = llvm::dyn_cast<CXXStdInitializerListExpr>(E))
