@@ -129,13 +129,10 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // read in the condition that guards it (`if (v.item() < 0) ... else if
   // (v.item() < 1)`): whenever it runs, it copies the same value again.
   const bool Typical = Inv.runsOnTypicalIteration(*L);
-  const SourceManager &SM = Ctx.getSourceManager();
   auto InGuard = [&](const Expr *E) {
     return llvm::any_of(L->Guards, [&](const Expr *G) {
-      return G &&
-             !SM.isBeforeInTranslationUnit(E->getBeginLoc(),
-                                           G->getBeginLoc()) &&
-             !SM.isBeforeInTranslationUnit(G->getEndLoc(), E->getEndLoc());
+      return G && encloses(Ctx.getSourceManager(), G->getSourceRange(),
+                           E->getSourceRange());
     });
   };
   if (!(Typical || Inv.staysInLoop(*L)) ||

@@ -177,13 +177,8 @@ bool LoopInvariance::isInvariant(const VarDecl *VD) {
   auto It = Cache.find(VD);
   if (It != Cache.end())
     return It->second;
-  const SourceManager &SM = Ctx.getSourceManager();
-  SourceRange LoopRange = Loop.getSourceRange();
-  SourceLocation Where = VD->getLocation();
-  bool DeclaredInside =
-      LoopRange.isValid() && Where.isValid() &&
-      !SM.isBeforeInTranslationUnit(Where, LoopRange.getBegin()) &&
-      !SM.isBeforeInTranslationUnit(LoopRange.getEnd(), Where);
+  bool DeclaredInside = encloses(Ctx.getSourceManager(), Loop.getSourceRange(),
+                                 VD->getLocation());
   bool Result = !DeclaredInside && !isMutatedInLoop(VD);
   Cache[VD] = Result;
   return Result;

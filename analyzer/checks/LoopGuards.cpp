@@ -120,11 +120,7 @@ bool LoopInvariance::indexesInvariant(const DeclRefExpr *Ref) {
 bool LoopInvariance::declaredPerIteration(const VarDecl *VD) {
   const SourceManager &SM = Ctx.getSourceManager();
   auto Within = [&](const Stmt *S) {
-    SourceRange R = S ? S->getSourceRange() : SourceRange();
-    SourceLocation Where = VD->getLocation();
-    return R.isValid() && Where.isValid() &&
-           !SM.isBeforeInTranslationUnit(Where, R.getBegin()) &&
-           !SM.isBeforeInTranslationUnit(R.getEnd(), Where);
+    return S && encloses(SM, S->getSourceRange(), VD->getLocation());
   };
   if (const auto *F = llvm::dyn_cast<ForStmt>(&Loop))
     return Within(F->getBody());

@@ -14,10 +14,6 @@ namespace clang::tidy::devcopy {
 
 namespace {
 
-const CallExpr *asCall(const Expr *E) {
-  return llvm::dyn_cast_or_null<CallExpr>(E);
-}
-
 /// The first tensor among the arguments (through initializer lists, as in
 /// torch::cat({a, b})).
 const Expr *firstTensorOperand(const Expr *E, unsigned Depth = 0) {
@@ -199,11 +195,9 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
   FunctionFlow *Flow = flowOf(FD);
   const CFGBlock *UseBlock =
       Flow ? Flow->Blocks->blockContainingStmt(Use) : nullptr;
-  const SourceManager &SM = Ctx.getSourceManager();
   auto Contains = [&](const Stmt *Outer, const Stmt *Inner) {
-    SourceRange O = Outer->getSourceRange(), I = Inner->getSourceRange();
-    return !SM.isBeforeInTranslationUnit(I.getBegin(), O.getBegin()) &&
-           !SM.isBeforeInTranslationUnit(O.getEnd(), I.getEnd());
+    return encloses(Ctx.getSourceManager(), Outer->getSourceRange(),
+                    Inner->getSourceRange());
   };
   // Before the use in the same block, or in a block that reaches it.
   auto Reaches = [&](const Stmt *Def) {
@@ -337,7 +331,7 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
       return tensorOf(firstTensorOperand(OC->getArg(1)), Depth + 1);
     return Place::Unknown;
   }
-  if (const CallExpr *C = asCall(E)) {
+  if (const CallExpr *C = llvm::dyn_cast<CallExpr>(E)) {
     const FunctionDecl *FD = C->getDirectCallee();
     // std::get<1>(torch::sort(x)): a tensor of the tuple an op returned.
     if (FD && FD->isInStdNamespace() && FD->getIdentifier() &&

@@ -8,6 +8,12 @@
 
 namespace clang::tidy::devcopy {
 
+bool encloses(const SourceManager &SM, SourceRange Outer, SourceRange Inner) {
+  return Outer.isValid() && Inner.isValid() &&
+         !SM.isBeforeInTranslationUnit(Inner.getBegin(), Outer.getBegin()) &&
+         !SM.isBeforeInTranslationUnit(Outer.getEnd(), Inner.getEnd());
+}
+
 const Expr *ignoreConversions(const Expr *E) {
   while (E) {
     const Expr *Prev = E;

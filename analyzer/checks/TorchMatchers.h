@@ -152,6 +152,10 @@ std::string describeDestination(const CopyTarget &T);
 /// expression the user wrote is left.
 const Expr *ignoreConversions(const Expr *E);
 
+/// \p Outer's source range holds all of \p Inner (both valid): a statement
+/// inside another, a declaration inside a loop.
+bool encloses(const SourceManager &SM, SourceRange Outer, SourceRange Inner);
+
 /// The source text of \p E as written (expanded through macros), or "".
 std::string sourceText(const Expr *E, const ASTContext &Ctx);
 
