@@ -5,6 +5,8 @@ It answers ``--format json --root ROOT PATHS...`` with the findings listed in
 the JSON file named by FAKE_LINT_PLAN ({"path": [[line, rule], ...]}), after
 checking that every path it is given exists under ROOT and that the whole
 package was checked out (FAKE_LINT_EXPECT names a file that must exist too).
+Paths listed under "errors" in the plan are reported as unreadable, with exit
+code 2, as the real linter does.
 FAKE_LINT_RC makes it exit with that code; FAKE_LINT_GARBAGE makes it print
 something that is not JSON.
 """
@@ -29,10 +31,11 @@ def main(argv):
     with open(os.environ["FAKE_LINT_PLAN"]) as f:
         plan = json.load(f)
     findings = [{"file": path, "line": line, "column": 1, "rule": rule, "message": "fake"}
-                for path, hits in plan.items() for line, rule in hits]
+                for path, hits in plan.items() if path != "errors" for line, rule in hits]
+    errors = [{"file": path, "message": "cannot parse"} for path in plan.get("errors", [])]
     print(json.dumps({"version": 1, "tool": "devcopy", "findings": findings,
-                      "errors": [], "summary": {"findings": len(findings)}}))
-    return 1 if findings else 0
+                      "errors": errors, "summary": {"findings": len(findings)}}))
+    return 2 if errors else 1 if findings else 0
 
 
 if __name__ == "__main__":

@@ -112,15 +112,18 @@ def lint(linter, env, root, paths):
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
     except OSError as e:
         raise Failure(f"cannot run the linter '{shlex.join(linter)}': {e.strerror}")
-    if p.returncode not in (0, 1):
-        last = (p.stderr.strip() or p.stdout.strip() or "no output").splitlines()[-1]
-        raise Failure(f"the linter exited {p.returncode} on {root}: {last[:300]}")
+    last = (p.stderr.strip() or p.stdout.strip() or "no output").splitlines()[-1]
     try:
         doc = json.loads(p.stdout)
-        findings = doc["findings"]
-        if not isinstance(findings, list):
+        if not isinstance(doc["findings"], list) or not isinstance(doc.get("errors", []), list):
             raise TypeError
     except (ValueError, KeyError, TypeError):
+        doc = None
+    # Exit 2 with its document and the errors listed: some files could not be
+    # read (a file another Python accepted); the others were still linted.
+    if p.returncode not in (0, 1) and not (p.returncode == 2 and doc and doc.get("errors")):
+        raise Failure(f"the linter exited {p.returncode} on {root}: {last[:300]}")
+    if doc is None:
         raise Failure(f"the linter's output on {root} is not its JSON document "
                       f"(starts {p.stdout[:80]!r})")
     return doc

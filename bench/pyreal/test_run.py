@@ -118,6 +118,16 @@ class RunTest(unittest.TestCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("is not its JSON document", p.stderr)
 
+    def test_files_the_linter_cannot_read_are_listed(self):
+        tune = self.write_set("tune", [("train.py", 10, HS), ("pkg/model.py", 1, DC)])
+        blind = self.write_set("blind", [("train.py", 5, HS)])
+        p = self.invoke({"train.py": [[10, HS]], "errors": ["pkg/model.py"]}, tune, blind, "--set", "tune")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("linter errors: 1", p.stdout)
+        self.assertIn("pkg/model.py", p.stdout)
+        self.assertRegex(p.stdout, r"devcopy-discarded-copy\s+0\s+1\s+0\s+0\.00")
+        self.assertRegex(p.stdout, r"devcopy-host-sync-in-loop\s+1\s+0\s+0\s+1\.00")
+
     def test_bad_labels_are_refused(self):
         tune = self.write_set("tune", [("train.py", 10, "devcopy-no-such-rule")])
         blind = self.write_set("blind", [("train.py", 5, HS)])
