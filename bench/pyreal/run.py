@@ -94,7 +94,10 @@ def checkout(git_dir, commit, dest):
         if arch.returncode:
             raise Failure(f"{git_dir}: git archive failed: "
                           f"{arch.stderr.decode(errors='replace').strip()[:200]}")
-        subprocess.run(["tar", "-x", "-C", dest], input=arch.stdout, check=True)
+        tar = subprocess.run(["tar", "-x", "-C", dest], input=arch.stdout, capture_output=True)
+        if tar.returncode:
+            raise Failure(f"cannot extract {git_dir}@{commit[:12]} into {dest}: "
+                          f"{tar.stderr.decode(errors='replace').strip()[:200]}")
     return set(files)
 
 
