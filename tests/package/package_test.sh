@@ -105,6 +105,7 @@ import torch
 import devcopy
 assert devcopy.__file__.startswith(sys.argv[1]), devcopy.__file__
 assert md.version("devcopy") == sys.argv[2], md.version("devcopy")
+assert getattr(devcopy, "__version__", sys.argv[2]) == sys.argv[2], devcopy.__version__
 assert [e.value for e in md.entry_points(group="pytest11") if e.name == "devcopy"] == ["devcopy.pytest_plugin"]
 m = torch.nn.Module()
 w = torch.randn(64, 64)
