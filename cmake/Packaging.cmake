@@ -37,12 +37,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/bench/README.md DESTINATION ${CMAKE_INSTALL_
 install(FILES ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/LICENSE
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT devcopy_tools)
 
-# The Python package: the sources as python/devcopy holds them, the extension
-# the build made, and the metadata pip and pytest read (entry point pytest11).
+# The Python package: the importable tree the build made (its Python files,
+# generated ones included), the extension, and the metadata pip and pytest
+# read (entry point pytest11).
 set(DEVCOPY_PYTHON_DIR lib/python3/dist-packages)
 if(TARGET devcopy_python)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/devcopy DESTINATION ${DEVCOPY_PYTHON_DIR}
-          COMPONENT devcopy_python PATTERN __pycache__ EXCLUDE)
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/python/devcopy DESTINATION ${DEVCOPY_PYTHON_DIR}
+          COMPONENT devcopy_python FILES_MATCHING PATTERN "*.py" PATTERN __pycache__ EXCLUDE)
   install(TARGETS devcopy_python LIBRARY DESTINATION ${DEVCOPY_PYTHON_DIR}/devcopy
           COMPONENT devcopy_python)
   set(dist_info ${PROJECT_BINARY_DIR}/packaging/devcopy-${PROJECT_VERSION}.dist-info)
