@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Analysis time against the size of a loop body, for every devcopy check
-# (issue 11: copy-in-loop was quadratic in the body's size).
+# (copy-in-loop was once quadratic in the body's size).
 #
 #   bash bench/loop_scaling.sh [BUILD_DIR]     (default: build)
 #   SIZES="250 500 1000 2000 4000 8000" REPS=1 bash bench/loop_scaling.sh

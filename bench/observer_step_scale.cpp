@@ -1,4 +1,4 @@
-// The copy observer at scale (issue 11): memory after a million discarded
+// The copy observer at scale: memory after a million discarded
 // copies (findings are merged by call site, so it must stay flat), and the
 // latency of report() while 4 threads copy. CPU only; prints figures.
 //

@@ -1,7 +1,7 @@
 // devcopy-copy-in-loop through calls: a helper of this translation unit that
 // copies one of its parameters (`anchors.to(device)`) on every call, called
 // from a loop with the same tensor and target on every iteration. Reported
-// at the call in the loop, with a note at the copy (issue 9, item 4). The
+// at the call in the loop, with a note at the copy. The
 // rest of the check is CopyInLoopCheck.cpp.
 #include "CopyInLoopCheck.h"
 #include "FunctionFlow.h"

@@ -7,7 +7,7 @@
 // registers) and a second step joins them. `devcopy analyze` joins the facts
 // of all units of its run and writes them to a facts file; devcopy-tidy, the
 // plugin and devcopy-clangd read that file, as clangd reads its index. The
-// format (versioned JSON) is documented in analyzer/checks/FACTS.md.
+// format (versioned JSON) is documented in docs/facts-file.md.
 //
 // Nothing here needs an AST: the join is a hash lookup per unresolved move.
 #pragma once

@@ -20,6 +20,9 @@
                          // rules/*.md
 #define DEVCOPY_DOCS_DIR "/usr/local/share/doc/devcopy"
 #endif
+#ifndef DEVCOPY_SOURCE_DIR // the source tree, for a binary run from its build
+#define DEVCOPY_SOURCE_DIR ""
+#endif
 #ifndef DEVCOPY_INFORMATION_URI // the project's home page, when it has one
 #define DEVCOPY_INFORMATION_URI ""
 #endif
@@ -117,17 +120,22 @@ static std::string clangTidyDocs(const std::string &id) {
          id.substr(0, dash) + "/" + id.substr(dash + 1) + ".html";
 }
 
-/// file:// URL of devcopy's installed documentation folder (share/doc/devcopy).
+/// file:// URL of a folder holding devcopy's README.md and rules/*.md.
 static std::string docsFolder() {
   // Beside the installed binary (bin/../share/doc/devcopy), so an unpacked
-  // package points at its own pages; else the configured prefix's.
+  // package points at its own pages; from the build tree, the source tree
+  // the binary was built from (README.md and rules/ have the same layout);
+  // else the configured prefix's.
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
   llvm::SmallString<256> dir(
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
   llvm::sys::path::append(dir, "share", "doc", "devcopy");
-  std::string path =
-      llvm::sys::fs::is_directory(dir) ? std::string(dir) : DEVCOPY_DOCS_DIR;
+  std::string path = DEVCOPY_DOCS_DIR;
+  if (llvm::sys::fs::is_directory(dir))
+    path = std::string(dir);
+  else if (llvm::sys::fs::is_directory(DEVCOPY_SOURCE_DIR "/rules"))
+    path = DEVCOPY_SOURCE_DIR;
   return "file://" + uriEncode(path);
 }
 

@@ -35,7 +35,7 @@ RULES = ["devcopy-host-sync-in-loop", "devcopy-create-then-move",
          "devcopy-redundant-chain", "devcopy-repeated-module-move",
          "devcopy-copy-in-loop", "devcopy-discarded-copy",
          "devcopy-discarded-result"]
-# Issue 9 leaves open whether discarded non-mutating ops get their own rule or
+# It is open whether discarded non-mutating ops get their own rule or
 # widen devcopy-discarded-copy: either id matches a label of the other.
 SAME = {"devcopy-discarded-copy": {"devcopy-discarded-result"},
         "devcopy-discarded-result": {"devcopy-discarded-copy"}}

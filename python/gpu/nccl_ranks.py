@@ -1,4 +1,4 @@
-"""devcopy.inspect_distributed on two GPUs with two ranks (issue 15), as a
+"""devcopy.inspect_distributed on two GPUs with two ranks, as a
 Python user runs it: torch.distributed with NCCL, one GPU per rank.
 
 1. DDP + Adam, one GPU each: DDP all-reduces the gradients, so Adam's state is

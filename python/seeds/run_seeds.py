@@ -1,5 +1,6 @@
-"""The three seeds (../../../shared/seeds in the session; summarised in issue
-13) reproduced in Python on a CUDA machine, with what devcopy says asserted.
+"""The three seeds (the offload that frees nothing, reserved memory, the LoRA
+adapter that doubles VRAM) reproduced in Python on a CUDA machine, with what
+devcopy says asserted.
 Run by scripts/gpu-test.sh; exits non-zero on the first failed assertion.
 
     PYTHONPATH=build-gpu/python python3 python/seeds/run_seeds.py

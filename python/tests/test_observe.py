@@ -120,7 +120,7 @@ def test_stale_after_move_names_the_parameter():
     with devcopy.observe(model) as obs:
         model.to(torch.float64)
     found = obs.report.findings_of("stale-after-move")
-    # Torch 1.13 reports Python's set_data twice today (the observer's, issue 10).
+    # Torch 1.13 reports Python's set_data twice today (the observer's).
     assert found and {f.tensors for f in found} == {("0.weight",)}
     assert all(f.bytes == 8 * 8 * 4 for f in found)
     assert old.dtype == torch.float32

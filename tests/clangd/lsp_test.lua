@@ -168,7 +168,7 @@ local function run()
   -- becomes the server under test, with the test's compile database.
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local bufnr = vim.api.nvim_get_current_buf()
-  local placeholder = "'/path/to/devcopy/build/analyzer/devcopy-clangd'"
+  local placeholder = "'/usr/bin/devcopy-clangd'"
   local snippet = readme_snippet(env('DEVCOPY_README'))
   local at = snippet:find(placeholder, 1, true)
   assert(at, 'lsp_test: the README snippet no longer names ' .. placeholder)

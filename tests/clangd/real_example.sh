@@ -21,7 +21,7 @@ echo "devcopy-tidy reports:"; sed 's/^/  /' "$work/expect"
 
 export DEVCOPY_CLANGD=$clangd DEVCOPY_LSP_FILE=$file DEVCOPY_LSP_CDB=$build
 # The README's Neovim snippet starts the client (lsp_test.lua).
-export DEVCOPY_README=$(dirname "$0")/../../README.md
+export DEVCOPY_README=$(dirname "$0")/../../docs/editor.md
 export DEVCOPY_LSP_EXPECT=$work/expect DEVCOPY_LSP_TIMEOUT_MS=500000
 export XDG_CONFIG_HOME=$work/config XDG_CACHE_HOME=$work/cache XDG_DATA_HOME=$work/data \
   XDG_STATE_HOME=$work/state

@@ -32,6 +32,9 @@ import yaml
 from cli_e2e import TEMP_DIRS, Failure, check, validate_sarif
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# What GitHub sets in every job's environment.
+GITHUB = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "example/devcopy",
+          "GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567"}
 
 
 def expand(text, **context):
@@ -75,7 +78,7 @@ def workflow(args):
 
     temp = tempfile.mkdtemp(prefix="devcopy_ci_")
     TEMP_DIRS.append(temp)
-    env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp)
+    env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp, **GITHUB)
     p = run_step(step["run"], args, env)
     check(p.returncode in (0, 1), f"the devcopy step failed with exit code {p.returncode}")
     sarif = expand(upload["with"]["sarif_file"], **{"runner.temp": temp})
@@ -92,6 +95,9 @@ def workflow(args):
     with open(sarif) as f:
         run = json.load(f)["runs"][0]
     check(run["tool"]["driver"]["rules"], "rules from rules/ in the upload")
+    web = "{GITHUB_SERVER_URL}/{GITHUB_REPOSITORY}/blob/{GITHUB_SHA}/rules/".format(**GITHUB)
+    for rule in run["tool"]["driver"]["rules"]:  # code scanning links the web pages
+        check(rule["helpUri"] == web + rule["id"] + ".md", f"helpUri {rule['helpUri']}, not under {web}")
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
     check(all(u.startswith("examples/") for u in uris), f"repository-relative paths: {uris}")
     print(f"workflow: exit {p.returncode}, {len(run['results'])} result(s) uploaded, warm rerun "
@@ -124,7 +130,7 @@ def sharded_workflow(args, unsharded_sarif):
     temp = tempfile.mkdtemp(prefix="devcopy_ci_sharded_")
     TEMP_DIRS.append(temp)
     env = dict(os.environ, DEVCOPY_BUILD=args.build, RUNNER_TEMP=temp,
-               DEVCOPY_SHARDS=str(wf["env"]["DEVCOPY_SHARDS"]))
+               DEVCOPY_SHARDS=str(wf["env"]["DEVCOPY_SHARDS"]), **GITHUB)
     downloaded = expand(download["with"]["path"], **{"runner.temp": temp})
     os.makedirs(downloaded)
     for k in shards:  # each matrix job, on its own machine

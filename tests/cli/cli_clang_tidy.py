@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import urllib.parse
 
 import yaml
 
@@ -220,6 +221,17 @@ def case_sarif_report(args):
         check(rule["helpUri"] == f"file://{prefix}/share/doc/devcopy/rules/{rule['id']}.md",
               f"installed helpUri {rule['helpUri']}")
     check(driver["informationUri"] == f"file://{prefix}/share/doc/devcopy/README.md", str(driver))
+
+    # From the build tree: the source tree's pages, which exist (not an install
+    # prefix's, which a build tree does not have).
+    source = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    proc = subprocess.run([args.devcopy, "analyze", "--no-progress", "--format=sarif", "src/train.cpp"],
+                          cwd=p.dir, capture_output=True, text=True, timeout=300)
+    driver = json.loads(proc.stdout)["runs"][0]["tool"]["driver"]
+    for uri in [r["helpUri"] for r in driver["rules"]] + [driver["informationUri"]]:
+        path = urllib.parse.unquote(urllib.parse.urlparse(uri).path)
+        check(uri.startswith("file://") and os.path.isfile(path) and
+              os.path.realpath(path).startswith(source + os.sep), f"build-tree link {uri} opens nothing")
 
     # A baseline: known results stay, marked; a fixed one is absent; a new one new.
     p.set_sources(["train.cpp"])

@@ -2,7 +2,7 @@
 // copies, each test with its own observer and exact expectations. ctest runs
 // this binary plain (probe.observer_discard), shuffled and repeated 20 times
 // (probe.observer_discard_shuffled: any result that depends on what ran
-// before fails a round), and as the pair of issue 10
+// before fails a round), and as the order pair that once failed
 // (probe.observer_discard_pair). Built with debug information: findings name
 // this file and line.
 #include <devcopy/copy_observer.h>
