@@ -1,0 +1,136 @@
+"""What the names of a file stand for: torch and its submodules under any
+alias, and the Module classes imported from other files of the same package."""
+import ast
+import functools
+import os
+import re
+
+from ._kinds import dotted
+
+_CLASS = re.compile(r"^class\s+(\w+)\s*\(([^)]*)\)\s*:", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def module_classes(path):
+    """Names of the nn.Module subclasses a Python file defines (by its text)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return frozenset()
+    found = {}
+    for name, bases in _CLASS.findall(text):
+        found[name] = bases
+    modules = {n for n, b in found.items() if "Module" in b or "nn." in b or "Sequential" in b}
+    changed = True
+    while changed:  # a subclass of a Module subclass of the same file
+        changed = False
+        for n, b in found.items():
+            if n not in modules and any(re.search(r"\b%s\b" % re.escape(m), b) for m in modules):
+                modules.add(n)
+                changed = True
+    return frozenset(modules)
+
+
+def _module_file(base_dir, parts):
+    path = os.path.join(base_dir, *parts)
+    for candidate in (path + ".py", os.path.join(path, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+class Imports:
+    """The import table of one file."""
+
+    def __init__(self, path):
+        self.path = path
+        self.dir = os.path.dirname(os.path.abspath(path)) if path else ""
+        self.aliases = {}   # local name -> 'torch', 'torch.nn', 'torch.zeros', 'numpy'
+        self.names = {}     # local name -> (file, name) imported from the package
+        self.modules = {}   # local name -> file of a package module
+
+    def add(self, s):
+        if isinstance(s, ast.Import):
+            for a in s.names:
+                top = a.name.split(".")[0]
+                if top in ("torch", "numpy"):
+                    self.aliases[a.asname or top] = a.name if a.asname else top
+                elif a.asname is None and self.dir:
+                    f = self._absolute(a.name.split("."))
+                    if f:
+                        self.modules[top] = f
+            return
+        mod = s.module or ""
+        top = mod.split(".")[0]
+        if s.level == 0 and top in ("torch", "numpy"):
+            for a in s.names:
+                self.aliases[a.asname or a.name] = mod + "." + a.name
+            return
+        if not self.dir:
+            return
+        if s.level:
+            base = self.dir
+            for _ in range(s.level - 1):
+                base = os.path.dirname(base)
+            parts = mod.split(".") if mod else []
+            pkg_dir = os.path.join(base, *parts)
+            where = _module_file(base, parts) if parts else os.path.join(base, "__init__.py")
+        else:
+            where = self._absolute(mod.split("."))
+            pkg_dir = os.path.dirname(where) if where and where.endswith("__init__.py") else None
+        for a in s.names:
+            local = a.asname or a.name
+            sub = _module_file(pkg_dir, [a.name]) if pkg_dir else None
+            if sub:
+                self.modules[local] = sub
+            elif where:
+                self.names[local] = (where, a.name)
+
+    def _absolute(self, parts):
+        """`pkg.models` found under a parent folder of this file."""
+        d = self.dir
+        for _ in range(6):
+            f = _module_file(d, parts)
+            if f:
+                return f
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        return None
+
+    def qual(self, node):
+        """torch.nn.Linear under any alias as 'torch.nn.Linear'; None otherwise."""
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return None
+        return full + "." + rest if rest else full
+
+    def package_ref(self, name, attr=None):
+        """(file, class) for a Module class imported from the package."""
+        if attr is not None:
+            f = self.modules.get(name)
+            return (f, attr) if f and attr in module_classes(f) else None
+        ref = self.names.get(name)
+        if ref and ref[1] in module_classes(ref[0]):
+            return ref
+        return None
+
+    def is_module_class(self, node, classes):
+        for b in node.bases:
+            q = self.qual(b) or dotted(b) or ""
+            if q.startswith("torch.nn.") or q in ("nn.Module", "Module"):
+                return True
+            if isinstance(b, ast.Name) and b.id in classes and classes[b.id].is_module:
+                return True
+            if isinstance(b, ast.Name) and self.package_ref(b.id):
+                return True
+            if isinstance(b, ast.Attribute) and isinstance(b.value, ast.Name) and \
+                    self.package_ref(b.value.id, b.attr):
+                return True
+        return False

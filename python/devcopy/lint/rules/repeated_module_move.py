@@ -1,0 +1,119 @@
+"""devcopy-repeated-module-move: a Module moved in its own __init__ (or one
+of its members moved there) and again by its owner or by the code that builds
+it, through super().to(), an overridden to(), nn.Sequential/ModuleList
+members and other files of the package; and a module moved twice in one
+function."""
+import ast
+
+from .._kinds import MODULE
+
+RULE = "devcopy-repeated-module-move"
+MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
+           "in the constructor of '{{cls}}', so layers rebuilt in between are copied twice; move "
+           "the model once, after it is fully built, and leave the device out of the constructor "
+           "of '{{cls}}'")
+NOTE = "'{name}' is first moved here, in the constructor of '{{cls}}'"
+
+
+def _esc(s):
+    return s.replace("{", "{{").replace("}", "}}")
+
+
+def receiver_key(node):
+    """self, self.model, model: the module a move names; None for others."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+        return "self"
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = receiver_key(node.value)
+        return base + "." + node.attr if base else None
+    return None
+
+
+def module_move(walk, call, meth, recv):
+    """(key, target text, place) when `call` moves a Module to a device."""
+    if meth not in ("to", "cuda") or not isinstance(call.func, ast.Attribute):
+        return None
+    node = call.func.value
+    key = receiver_key(node)
+    is_super = isinstance(node, ast.Call)
+    if meth == "to":
+        kind, place = walk.move_target(call)
+        if kind not in ("device", "tensor"):
+            return None
+        target = walk.segment(call.args[0] if call.args else call.keywords[0].value)
+    else:
+        place, target = "dev", "'cuda'"
+    if recv and recv[0] == MODULE or is_super:
+        return key, target, place
+    # An unknown member moved as a statement in __init__ is a module: a
+    # tensor's move would be dropped.
+    stmt = walk.stmt
+    if recv is None and key and key.startswith("self.") and isinstance(stmt, ast.Expr) and stmt.value is call:
+        return key, target, place
+    return None
+
+
+def on_call(walk, call, q, meth, recv):
+    found = module_move(walk, call, meth, recv)
+    if found is None:
+        return
+    key, target, place = found
+    scope, cls = walk.scope, walk.scope.cls
+    fn = scope.func
+    in_to_override = cls is not None and fn is not None and fn.name == "to"
+    if place != "cpu" and cls is not None and fn is not None and fn.name == "__init__" and key and \
+            (key == "self" or key.startswith("self.")):
+        cls.init_moves.append((call, target))
+    _twice(walk, call, key, target, place)
+    if key:
+        scope.moved.add(key)
+    if in_to_override or place == "cpu":
+        return
+    refs, mode = [], "built"
+    if key == "self" and cls is not None:
+        refs, mode = [(walk.path, cls.node.name)], "owner"
+    elif key and key.startswith("self.") and cls is not None and key.count(".") == 1:
+        refs = cls.owned.get(key[5:], [])
+    elif key and "." not in key:
+        refs = scope.built.get(key) or []
+    elif key is None:
+        refs = walk.built_from(call.func.value)
+    if refs:
+        name = _esc(key or walk.segment(call.func.value))
+        add_event(walk, call, refs, mode, MESSAGE.format(name=name, target=_esc(f"to {target}")),
+                  NOTE.format(name=name))
+
+
+def add_event(walk, node, refs, mode, message, note, moved_message=None, rule=RULE):
+    walk.events.append({"rule": rule, "file": walk.path, "refs": [list(r) for r in refs], "mode": mode,
+                        "line": node.lineno, "col": node.col_offset, "end_line": node.end_lineno,
+                        "end_col": node.end_col_offset, "message": message, "note": note,
+                        "moved_before": moved_message is not None, "moved_message": moved_message})
+
+
+def _twice(walk, call, key, target, place):
+    """The same module moved to the same target twice in one function."""
+    if key is None:
+        return
+    scope = walk.scope
+    for prev in reversed(scope.moves):
+        pkey, ptarget, ppath, pnode = prev
+        if pkey != key and not pkey.startswith(key + "."):
+            continue
+        if pkey not in scope.moved:
+            break  # reassigned since
+        if ptarget != target or _opposite(ppath, walk.path_ifs):
+            break
+        walk.report(RULE, call, f"module '{key}' is moved to {target} again; it was already moved at "
+                                f"line {pnode.lineno}, so any layer rebuilt in between is copied twice; "
+                                "move it once, after it is fully built",
+                    notes=[(walk.path, pnode.lineno, pnode.col_offset, f"first move of '{pkey}' here")])
+        break
+    scope.moves.append((key, target, walk.path_ifs, call))
+
+
+def _opposite(a, b):
+    branches = dict(a)
+    return any(branches.get(node, branch) != branch for node, branch in b)
