@@ -65,8 +65,9 @@ def read_source(path):
     return data.decode(encoding)
 
 
-def suppressions(source):
-    """{line: None (all rules) or a set of rule ids / flake8 codes / globs}."""
+def suppressions(source, noqa=True):
+    """{line: None (all rules) or a set of rule ids / flake8 codes / globs}.
+    A bare `# noqa` silences every rule on its line, as flake8 does."""
     out = {}
     if "noqa" not in source and "NOLINT" not in source and "NOQA" not in source:
         return out
@@ -74,7 +75,7 @@ def suppressions(source):
         if "#" not in line:
             continue
         comment = line[line.index("#"):]
-        m = _NOQA.search(comment)
+        m = _NOQA.search(comment) if noqa else None
         if m:
             codes = m.group("codes")
             _merge(out, i, None if not codes else set(re.split(r"[,\s]+", codes.strip())))

@@ -124,6 +124,8 @@ class Walk:
                 env["self"] = (MODULE, cls.node.name) if cls.is_module else None
                 continue
             kind = self.annotation(p.annotation)
+            if kind is None and is_device_name(p.arg):
+                kind = (DEVICE, None)
             if kind is None and node.name == "forward" and cls is not None and cls.is_module:
                 if d is None or (isinstance(d, ast.Constant) and d.value is None):
                     kind = (TENSOR, None)
@@ -261,6 +263,9 @@ class Walk:
             self.scope.env[target.id] = kind
             self.scope.built[target.id] = self.built_from(value)
             self.scope.moved.discard(target.id)
+            if kind and kind[0] == MODULE and isinstance(value, ast.Call) and \
+                    isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
+                self.scope.moved.add(target.id)  # model = Net().to(device)
         elif t is ast.Attribute:
             self.expr(target.value)
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.scope.cls:
@@ -480,6 +485,11 @@ class Walk:
         if recv is None:
             return None
         kind = recv[0]
+        if kind == MODULE and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" \
+                and self.scope.cls:
+            member = self.scope.cls.members.get(meth)
+            if member and member[0] == MODULE:
+                return (TENSOR, None)  # self.fc(x) runs the member's forward
         if kind == MODULE:
             return recv if meth in MODULE_SELF_METHODS else ((TENSOR, None) if meth == "forward" else None)
         if kind == CKPT:
@@ -542,7 +552,10 @@ class Walk:
             if k.arg == "map_location":
                 if isinstance(k.value, ast.Constant) and k.value.value is None:
                     return "none"
-                return self.kind_of_device(k.value) or "?"
+                place = self.kind_of_device(k.value)
+                if place is None and (self.kind_of(k.value) or ("",))[0] == DEVICE and self.facts.uses_device:
+                    place = "dev"  # a device variable in a file that uses an accelerator
+                return place or "?"
         return "none" if len(n.args) < 2 else "?"
 
     def move_target(self, n):

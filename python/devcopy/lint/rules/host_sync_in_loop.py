@@ -66,6 +66,7 @@ def on_call(walk, call, q, meth, recv):
     if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None:
         return  # devcopy-discarded-copy reports a dropped read
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name) and \
+            (walk.lookup(tensor.value.id) or ("",))[0] == TENSOR and \
             loop.invariant(tensor.value) and not loop.invariant(tensor.slice):
         return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{tensor.value.id}' to the host once "

@@ -12,7 +12,7 @@ MESSAGE = ("module '{name}' is moved {target} again; it was already moved at lin
            "in the constructor of '{{cls}}', so layers rebuilt in between are copied twice; move "
            "the model once, after it is fully built, and leave the device out of the constructor "
            "of '{{cls}}'")
-NOTE = "'{name}' is first moved here, in the constructor of '{{cls}}'"
+NOTE = "first moved here, in the constructor of '{{cls}}'"
 
 
 def _esc(s):
@@ -81,9 +81,9 @@ def on_call(walk, call, q, meth, recv):
     elif key is None:
         refs = walk.built_from(call.func.value)
     if refs:
-        name = _esc(key or walk.segment(call.func.value))
-        add_event(walk, call, refs, mode, MESSAGE.format(name=name, target=_esc(f"to {target}")),
-                  NOTE.format(name=name))
+        name = cls.node.name if key == "self" else key or walk.segment(call.func.value)
+        add_event(walk, call, refs, mode, MESSAGE.format(name=_esc(name), target=_esc(f"to {target}")),
+                  NOTE)
 
 
 def add_event(walk, node, refs, mode, message, note, moved_message=None, rule=RULE):
