@@ -108,12 +108,12 @@ def suppressed(rule, line, table):
 
 def lint_source(path, source, rules=ALL):
     """Lints one file's text: (findings, class facts, events); raises SyntaxError."""
-    facts = FileFacts(source)
-    if not _TRIGGERS.search(source):
-        return [], {}, []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
         tree = ast.parse(source, filename=path)
+    if not _TRIGGERS.search(source):
+        return [], {}, []  # parsed for its syntax errors; nothing for a rule here
+    facts = FileFacts(source)
     walk = Walk(path, source, tree, rules, facts)
     walk.run()
     return walk.findings, class_facts(walk), walk.events

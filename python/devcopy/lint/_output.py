@@ -185,7 +185,7 @@ def _region(sources, file, line, col, end_line=None, end_col=None):
 
 
 def write_sarif(findings, errors, root, sources, rule_docs, version):
-    order = [rid for rid, r in sorted(RULES.items()) if r["kind"] == "static"]
+    order = [rid for rid, r in sorted(RULES.items()) if r["kind"] == "static" and "python" in r["languages"]]
     docs = (rule_docs or "file://" + _uri(os.path.join(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "rules"))).rstrip("/")
     rules = []

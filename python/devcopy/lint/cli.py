@@ -49,7 +49,7 @@ def parser():
 
 def _chosen(select, disable):
     import fnmatch
-    ids = [r for r, meta in sorted(RULES.items()) if meta["kind"] == "static"]
+    ids = [r for r, meta in sorted(RULES.items()) if meta["kind"] == "static" and "python" in meta["languages"]]
     want = [s.strip() for s in select.split(",") if s.strip()] if select else ["*"]
     drop = [s.strip() for s in disable.split(",") if s.strip()] if disable else []
     for pattern in want + drop:
