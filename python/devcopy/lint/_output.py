@@ -215,12 +215,11 @@ def write_sarif(findings, errors, root, sources, rule_docs, version):
                 for i, (nf, nl, nc, m) in enumerate(f.notes, 1)]
         edits = fix_edits(f, sources) if f.column else []
         if edits:
+            replacements = [{"deletedRegion": _region(sources, f.file, ln, col, ln, col + length),
+                             "insertedContent": {"text": text}} for ln, col, _, length, text in edits]
             res["fixes"] = [{"description": {"text": "apply devcopy's suggested change"},
                              "artifactChanges": [{"artifactLocation": _artifact(f.file, root),
-                                                  "replacements": [
-                                                      {"deletedRegion": _region(sources, f.file, ln, col, ln, col + length),
-                                                       "insertedContent": {"text": text}}
-                                                      for ln, col, _, length, text in edits]}]}]
+                                                  "replacements": replacements}]}]
         results.append(res)
     notifications = []
     for file, m in errors:

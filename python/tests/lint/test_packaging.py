@@ -67,7 +67,7 @@ def test_flake8_plugin(tmp_path):
         import pytest
         pytest.skip("flake8 is not installed")
     (tmp_path / ".flake8").write_text(
-        "[flake8:local-plugins]\nextension =\n    DCP = devcopy.lint.flake8:Plugin\n"
+        "[flake8:local-plugins]\nextension =\n    DCP = devcopy.lint.flake8_plugin:Plugin\n"
         f"paths = {PYTHON_DIR}\n")
     src = open(os.path.join(FIXTURES, "seed_offload.py")).read()
     (tmp_path / "a.py").write_text(src)

@@ -1,8 +1,6 @@
 """devcopy-checkpoint-to-device: torch.load with no map_location (or to the
 device) loaded into a model already on the device: the whole checkpoint is
 staged there beside the parameters."""
-import ast
-
 from .._kinds import CKPT
 from .repeated_module_move import add_event, receiver_key
 

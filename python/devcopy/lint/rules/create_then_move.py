@@ -77,7 +77,9 @@ def on_call(walk, call, q, meth, recv):
 def _fix(walk, call, factory, target, meth):
     """device= into the factory's call, and the move dropped: only for a
     plain .to(device) / .cuda() with nothing else in it."""
-    if meth == "to" and (len(call.args) + len(call.keywords) != 1 or (call.keywords and call.keywords[0].arg != "device")):
+    if meth == "to" and len(call.args) + len(call.keywords) != 1:
+        return []
+    if call.keywords and call.keywords[0].arg != "device":
         return []
     if meth == "cuda" and (call.args or call.keywords):
         return []

@@ -163,7 +163,7 @@ def _follow(walk, loop, stmt, name):
     if "need" in uses:
         return None
     if "accumulate" in uses:
-        return (f"iteration of this loop, only to add it to a host total; accumulate on the "
+        return ("iteration of this loop, only to add it to a host total; accumulate on the "
                 "device and read the total once after the loop")
     return _OUTPUT if loop.training else None
 

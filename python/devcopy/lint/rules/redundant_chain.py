@@ -67,7 +67,8 @@ def on_call(walk, call, q, meth, recv):
         walk.report(RULE, call, f"round trip: '{name}' is copied {there} and at once {back}; if it "
                                 "must end up where it started, drop both calls")
         return
-    if inner_kind == outer_kind in ("host", "dev") and (inner_detail == outer_detail or "cuda()" in (inner_detail, outer_detail)):
+    same = inner_detail == outer_detail or "cuda()" in (inner_detail, outer_detail)
+    if inner_kind == outer_kind in ("host", "dev") and same:
         walk.report(RULE, call, f"'{name}' is sent {'to the host' if inner_kind == 'host' else 'to the device'} "
                                 "twice in a row; the second call copies nothing and can go",
                     fixes=_drop_outer(walk, call))
