@@ -5,7 +5,7 @@ import ast
 
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS,
-                     TORCH_NON_TENSOR, const_str, is_device_name, place_of, string_place)
+                     const_str, is_device_name, place_of, returns_tensor, string_place)
 
 # Calls that pass a value through unchanged, for how a read value is used.
 TRANSPARENT = frozenset("float int bool round abs str repr format len".split())
@@ -226,7 +226,7 @@ class Expressions:
             return (TENSOR, None)
         if q.startswith("torch.nn.") and last[:1].isupper():
             return (MODULE, last)
-        if len(parts) == 2 and last[:1].islower() and last not in TORCH_NON_TENSOR:
+        if len(parts) == 2 and returns_tensor(last):
             if last in ("from_numpy", "as_tensor"):
                 return (TENSOR, "cpu" if last == "from_numpy" else self.device_arg(n))
             for a in n.args:

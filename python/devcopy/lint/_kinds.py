@@ -49,6 +49,16 @@ NARROW_DTYPES = {
     "short": 2, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
+# torch.* functions by prefix that configure or query and return no tensor.
+NON_TENSOR_PREFIXES = ("set_", "get_", "is_", "use_", "manual_", "enable_", "disable_", "_",
+                       "are_", "has_", "register_", "can_")
+
+
+def returns_tensor(name):
+    """Whether torch.<name>(...) makes a tensor (torch.add, torch.relu)."""
+    return name[:1].islower() and name not in TORCH_NON_TENSOR and not name.startswith(NON_TENSOR_PREFIXES)
+
+
 def string_place(value):
     """'cpu' -> 'cpu', 'cuda:0' -> 'dev', anything else -> None."""
     if not isinstance(value, str):

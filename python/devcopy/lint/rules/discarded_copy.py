@@ -2,7 +2,7 @@
 statement. A Module's to() works in place and is never flagged."""
 import ast
 
-from .._kinds import MOVE_METHODS, NON_TENSOR_METHODS, TORCH_NON_TENSOR, is_tensor
+from .._kinds import MOVE_METHODS, NON_TENSOR_METHODS, is_tensor, returns_tensor
 
 RULE = "devcopy-discarded-copy"
 _NO_RESULT = NON_TENSOR_METHODS - {"item"} | {"print", "fill_diagonal_", "apply_"}
@@ -73,9 +73,9 @@ def on_expr_stmt(walk, stmt, kind):
 
 def _torch_function(walk, call, q):
     parts = q.split(".")
-    if len(parts) != 2 or parts[1] in TORCH_NON_TENSOR or parts[1].endswith("_") or not call.args:
+    if len(parts) != 2 or not returns_tensor(parts[1]) or parts[1].endswith("_") or not call.args:
         return
-    if not parts[1][:1].islower() or not is_tensor(walk.kind_of(call.args[0])):
+    if not is_tensor(walk.kind_of(call.args[0])):
         return
     if any(k.arg == "out" for k in call.keywords):
         return

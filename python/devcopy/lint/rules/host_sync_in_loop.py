@@ -4,7 +4,7 @@ judges them: periodic guards are fine, so are values the host needs (control
 flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
-from .._kinds import MODULE, NUMPY, TENSOR
+from .._kinds import MODULE, NUMPY, TENSOR, returns_tensor
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -91,7 +91,8 @@ def _judge(walk, call, loop):
         kind, name, node = top
         if kind == "need":
             return None
-        if name and name.startswith("torch."):
+        if name and name.startswith("torch.") and (name.count(".") == 1 and returns_tensor(name[6:])
+                                                   or name.startswith("torch.nn.functional.")):
             return f"iteration of this loop, only to hand the value back to '{name}'; pass the tensor itself"
         if name in _CONTAINERS and isinstance(node.func, ast.Attribute):
             return _kept(walk, loop, node.func.value)
