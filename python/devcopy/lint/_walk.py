@@ -262,6 +262,9 @@ class Walk(Expressions):
             if kind and kind[0] == MODULE and isinstance(value, ast.Call) and \
                     isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
                 self.scope.moved.add(target.id)  # model = Net().to(device)
+                arg = value.args[0] if value.args else (value.keywords[0].value if value.keywords else None)
+                text = "'cuda'" if value.func.attr == "cuda" or arg is None else self.segment(arg)
+                self.scope.moves.append((target.id, text, self.path_ifs, value))
         elif t is ast.Attribute:
             self.expr(target.value)
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.scope.cls:

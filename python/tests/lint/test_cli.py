@@ -132,3 +132,17 @@ def test_main_in_process(project, capsys, monkeypatch):
     monkeypatch.chdir(project)
     assert cli.main(["-q", "bad.py"]) == 1
     assert "bad.py:4:1" in capsys.readouterr().out
+
+
+def test_odd_input(project):
+    (project / "latin.py").write_bytes(b"\xff\xfe x = 1\n")
+    rc, _, err = lint("latin.py", cwd=project)
+    assert rc == 2 and "latin.py: cannot read:" in err
+    (project / "long.py").write_text("import torch\nx = torch.zeros(1)\ny = x" + "+x" * 3000 + "\nx.cuda()\n")
+    rc, out, err = lint("long.py", cwd=project)
+    assert rc == 1 and "long.py:4:1" in out, err
+    (project / "empty.py").write_text("")
+    (project / "nopy").mkdir()
+    assert lint("empty.py", "nopy", cwd=project)[0] == 0
+    rc, _, err = lint("-o", str(project / "missing" / "out.json"), "bad.py", cwd=project)
+    assert rc == 2 and "output: cannot write" in err
