@@ -146,3 +146,37 @@ def test_odd_input(project):
     assert lint("empty.py", "nopy", cwd=project)[0] == 0
     rc, _, err = lint("-o", str(project / "missing" / "out.json"), "bad.py", cwd=project)
     assert rc == 2 and "output: cannot write" in err
+
+
+def test_json_fixes_are_byte_edits_that_give_the_fixed_file():
+    src = os.path.join(FIXTURES, "create_then_move.py")
+    rc, out, _ = lint("--format", "json", "--root", FIXTURES, src)
+    edits = [x for f in json.loads(out)["findings"] for x in f["fixes"]]
+    assert edits and all(e["file"] == "create_then_move.py" for e in edits)
+    with open(src, "rb") as f:
+        data = f.read()
+    for e in sorted(edits, key=lambda e: e["offset"], reverse=True):
+        data = data[:e["offset"]] + e["replacement"].encode() + data[e["offset"] + e["length"]:]
+    with open(os.path.join(FIXTURES, "create_then_move.fixed"), "rb") as f:
+        assert data == f.read()
+
+
+def _validator():
+    path = os.environ.get("DEVCOPY_SARIF_VALIDATOR") or os.path.join(
+        os.path.dirname(PYTHON_DIR), ".cache", "sarif-multitool", "node_modules", "@microsoft",
+        "sarif-multitool-linux", "Sarif.Multitool")
+    return path if os.access(path, os.X_OK) else None
+
+
+@pytest.mark.skipif(_validator() is None, reason="Microsoft's SARIF multitool is not installed "
+                    "(scripts/setup.sh; or set DEVCOPY_SARIF_VALIDATOR)")
+def test_sarif_passes_microsofts_validator(tmp_path):
+    out = tmp_path / "all.sarif"
+    rc, _, err = lint("-q", "--format", "sarif", "-o", str(out), "--root", FIXTURES, FIXTURES)
+    assert rc == 1, err
+    log = tmp_path / "validation.sarif"
+    p = subprocess.run([_validator(), "validate", str(out), "-o", str(log), "--log", "ForceOverwrite"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    run = json.loads(log.read_text())["runs"][0]
+    assert [r for r in run.get("results", []) if r.get("level", "warning") in ("error", "warning")] == []
