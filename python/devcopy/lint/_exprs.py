@@ -4,7 +4,7 @@ stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
-                     MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS,
+                     MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
                      const_str, is_device_name, place_of, returns_tensor, string_place)
 
 # Calls that pass a value through unchanged, for how a read value is used.
@@ -109,6 +109,8 @@ class Expressions:
                 recv = self.expr(f.value)
                 if meth in MODULE_ONLY_METHODS and recv is None:
                     recv = self.mark_module(f.value)
+                elif meth in TENSOR_ONLY_METHODS and recv is None:
+                    recv = self.mark(f.value, (TENSOR, None))
                 if meth == "register_buffer" and self.scope.cls and len(n.args) >= 2:
                     buf = const_str(n.args[0])
                     if buf:
@@ -133,7 +135,10 @@ class Expressions:
 
     def mark_module(self, node):
         """`x.eval()` says x is a Module: remember it for later moves."""
-        kind = (MODULE, None)
+        return self.mark(node, (MODULE, None))
+
+    def mark(self, node, kind):
+        """A method only one kind has says what its receiver holds."""
         if isinstance(node, ast.Name):
             self.scope.env[node.id] = kind
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \

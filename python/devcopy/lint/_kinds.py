@@ -40,6 +40,8 @@ MODULE_ONLY_METHODS = frozenset(
     "eval train parameters named_parameters buffers named_buffers modules named_modules "
     "children named_children state_dict load_state_dict register_buffer register_module "
     "register_parameter add_module requires_grad_ apply".split())
+# Methods only a Tensor has: `loss.backward()` says `loss` is one.
+TENSOR_ONLY_METHODS = frozenset(("backward", "retain_grad", "requires_grad_", "detach_"))
 # Methods that copy a tensor to another device or dtype.
 DTYPE_METHODS = frozenset("half float double bfloat16 long int short bool byte char".split())
 MOVE_METHODS = frozenset(("to", "cpu", "cuda")) | DTYPE_METHODS | {"type_as", "type"}

@@ -71,7 +71,8 @@ def on_call(walk, call, q, meth, recv):
         return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{tensor.value.id}' to the host once "
                        "before the loop and read its elements there")
-    why = _judge(walk, call, loop)
+    printed = isinstance(call.func, ast.Name) and call.func.id == "print"
+    why = (_OUTPUT if loop.training else None) if printed else _judge(walk, call, loop)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
 
