@@ -6,7 +6,10 @@ import os
 import re
 
 _ACCEL = re.compile(r"cuda|\bmps\b|xpu|\bnpu\b|hpu|accelerator|\bxla\b")
-_CPU_CHOSEN = re.compile(r"""device\w*\s*=\s*(?:torch\.device\(\s*)?['"]cpu['"]|torch\.device\(\s*['"]cpu['"]""")
+# An assignment of the CPU device on a line of its own (a parameter's default
+# `device='cpu'` chooses nothing for the program).
+_CPU_CHOSEN = re.compile(r"""^\s*(?:self\.|args\.)?\w*device\w*\s*=\s*(?:torch\.device\(\s*)?['"]cpu['"]\s*\)?\s*(?:#.*)?$""",
+                         re.M)
 
 
 class FileFacts:

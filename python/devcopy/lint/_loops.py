@@ -39,7 +39,7 @@ class Loop:
     def __init__(self, node, walk):
         self.node, self.guards = node, []
         self.changed, self.carried, self.targets = set(), set(), set()
-        self.training = False
+        self.training = self.around_training = False
         before = walk.scope.env
         if not isinstance(node, ast.While):
             for n in ast.walk(node.target):
@@ -85,8 +85,11 @@ class Loop:
             child_depth = depth + 1 if t in _LOOPS else depth
             for c in ast.iter_child_nodes(n):
                 stack.append((c, child_depth))
+        # A per-epoch (per-update) loop around the training steps: what it
+        # reports, it reports once per epoch.
+        self.around_training = inner_trains and not self.training
         if inner_trains:
-            self.training = False  # a per-epoch loop around the step
+            self.training = False
 
     def runs_every_iteration(self):
         return all(self.guards)
@@ -125,8 +128,10 @@ def guard_counts(walk, test, branch, body):
     for n in ast.walk(test):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
             return False
-        if isinstance(n, (ast.Attribute, ast.Call)):
+        if isinstance(n, ast.Call):
             return False
+        if isinstance(n, ast.Attribute) and _store_key(n) in loop.changed:
+            return False  # a field the loop updates: a counter or a flag
         if isinstance(n, ast.Name) and n.id in loop.carried:
             return False
     return True

@@ -7,6 +7,9 @@ from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, place_of
 
 RULE = "devcopy-create-then-move"
 # Casts and views that run as well on the device, between factory and move.
+# The legacy constructors: a size or a constant, made on the host.
+LEGACY = frozenset(t + "Tensor" for t in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int",
+                                          "Short", "Char", "Byte", "Bool"))
 _BETWEEN = DTYPE_METHODS | frozenset(
     "unsqueeze squeeze view reshape repeat expand t transpose permute flatten contiguous "
     "narrow select fill_ zero_ mul_ add_ sub_ div_ uniform_ normal_ clamp_".split())
@@ -19,7 +22,8 @@ def _factory(walk, node):
         q = walk.imports.qual(node.func)
         if q is not None:
             parts = q.split(".")
-            if len(parts) == 2 and parts[0] == "torch" and (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES):
+            if len(parts) == 2 and parts[0] == "torch" and \
+                    (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY):
                 return node, q, steps
             return None
         f = node.func
@@ -36,8 +40,33 @@ def _factory(walk, node):
     return None
 
 
+def _shape_arg(node):
+    """An argument that reads as a size: an int, len(...), n * 2, range(n)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("len", "sum", "int", "max", "min", "range")
+    if isinstance(node, ast.BinOp):  # n * 2, not [[start]] * k
+        return not any(isinstance(n, (ast.List, ast.Tuple, ast.ListComp)) for n in ast.walk(node))
+    return False
+
+
+def _legacy_uploads(factory):
+    """torch.Tensor(3, 4) and torch.FloatTensor([0.]) make a tensor from
+    nothing; torch.Tensor(obs) uploads data."""
+    args = factory.args
+    if len(args) >= 2 or (len(args) == 1 and _shape_arg(args[0])):
+        return False
+    if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+        elts = args[0].elts
+        return len(elts) > 1 or not all(isinstance(e, ast.Constant) for e in elts)
+    return True
+
+
 def _uploads_data(walk, factory, q):
     """torch.tensor(values) of real host data: uploading it is the point."""
+    if q.split(".")[1] in LEGACY:
+        return _legacy_uploads(factory)
     if q.endswith("_like"):
         k = walk.kind_of(factory.args[0]) if factory.args else None
         return place_of(k) != "cpu"  # made where its argument is
@@ -83,6 +112,9 @@ def _fix(walk, call, factory, target, meth):
         return []
     if meth == "cuda" and (call.args or call.keywords):
         return []
+    name = factory.func.attr if isinstance(factory.func, ast.Attribute) else factory.func.id
+    if name in LEGACY:
+        return []  # the legacy constructors take no device=
     if factory.end_lineno != factory.lineno or call.end_lineno != factory.end_lineno:
         return []
     line = walk.lines[factory.lineno - 1]

@@ -10,6 +10,9 @@ RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
 _CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
+# Methods of meters, progress bars and loggers: per-step reporting.
+_PROGRESS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars",
+                       "log_metrics"))
 
 
 def _chained_copy(node):
@@ -71,10 +74,23 @@ def on_call(walk, call, q, meth, recv):
         return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{tensor.value.id}' to the host once "
                        "before the loop and read its elements there")
+    training = _training_step(walk)
     printed = isinstance(call.func, ast.Name) and call.func.id == "print"
-    why = (_OUTPUT if loop.training else None) if printed else _judge(walk, call, loop)
+    why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
+
+
+def _training_step(walk):
+    """Whether this code runs on every step of a training loop: the innermost
+    loop trains, or an inner loop (over metrics, heads) runs on every
+    iteration of one that does."""
+    for frame in reversed(walk.loops):
+        if not frame.runs_every_iteration():
+            return False
+        if frame.training:
+            return True
+    return False
 
 
 def _report(walk, call, loop, message):
@@ -85,7 +101,11 @@ _OUTPUT = ("training step, stalling the GPU queue each time, to report it; repor
            "steps, or accumulate on the device and read once after the loop")
 
 
-def _judge(walk, call, loop):
+_OUTPUT_ANY = ("iteration of this loop only to report it (a meter, a progress bar, a log); "
+               "accumulate on the device and read once after the loop, or every N steps")
+
+
+def _judge(walk, call, loop, training):
     """Why the read is waste, or None when the host needs the value."""
     top = walk.uses[-1] if walk.uses else None
     if top is not None:
@@ -96,33 +116,35 @@ def _judge(walk, call, loop):
                                                    or name.startswith("torch.nn.functional.")):
             return f"iteration of this loop, only to hand the value back to '{name}'; pass the tensor itself"
         if name in _CONTAINERS and isinstance(node.func, ast.Attribute):
-            return _kept(walk, loop, node.func.value)
-        return _OUTPUT if loop.training else None
+            return _kept(walk, loop, node.func.value, training)
+        if name in _PROGRESS and isinstance(node.func, ast.Attribute) and not loop.around_training:
+            return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
+        return _OUTPUT if training else None
     stmt = walk.stmt
     if isinstance(stmt, ast.AugAssign):
         if isinstance(stmt.target, ast.Name):
             return (f"iteration of this loop, only to add it to '{stmt.target.id}'; accumulate on "
                     "the device and read the total once after the loop")
-        return _OUTPUT if loop.training else None
+        return _OUTPUT if training else None
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if len(names) != len(targets):
-            return _OUTPUT if loop.training else None  # a field or element: host results
-        return _follow(walk, loop, stmt, names[0])
+            return _OUTPUT if training else None  # a field or element: host results
+        return _follow(walk, loop, stmt, names[0], training)
     return None
 
 
-def _kept(walk, loop, container):
+def _kept(walk, loop, container, training):
     """A value appended to a container: a local the loop only fills is read
     after the loop (waste); a member, parameter or returned list holds results."""
     if not isinstance(container, ast.Name):
-        return _OUTPUT if loop.training else None
+        return _OUTPUT if training else None
     name = container.id
     fn = walk.scope.func
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
     if name in params or _returned(fn, name) or _read_in(loop.node.body, name, exclude=_CONTAINERS):
-        return _OUTPUT if loop.training else None
+        return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
 
@@ -149,15 +171,11 @@ def _read_in(body, name, exclude=()):
     return any(id(n) not in receivers for n in loads)
 
 
-def _follow(walk, loop, stmt, name):
+def _follow(walk, loop, stmt, name, training):
     """A read kept in a variable: judged by the variable's uses in the loop."""
-    uses = []
-    after = False
+    uses = []  # before it too: the next iteration reads what this one kept
     for s in _flat(loop.node.body):
-        if s is stmt:
-            after = True
-            continue
-        if after:
+        if s is not stmt:
             uses.extend(_uses_of(s, name))
     if not uses:
         return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep "
@@ -167,7 +185,7 @@ def _follow(walk, loop, stmt, name):
     if "accumulate" in uses:
         return ("iteration of this loop, only to add it to a host total; accumulate on the "
                 "device and read the total once after the loop")
-    return _OUTPUT if loop.training else None
+    return _OUTPUT if training else None
 
 
 def _flat(body):
