@@ -111,6 +111,9 @@ class Expressions:
                     recv = self.mark_module(f.value)
                 elif meth in TENSOR_ONLY_METHODS and recv is None:
                     recv = self.mark(f.value, (TENSOR, None))
+                if meth in ("register_buffer", "register_parameter", "add_module", "register_module") \
+                        and self.scope.cls:
+                    self.scope.cls.stateful = True
                 if meth == "register_buffer" and self.scope.cls and len(n.args) >= 2:
                     buf = const_str(n.args[0])
                     if buf:

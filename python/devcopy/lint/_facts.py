@@ -8,8 +8,8 @@ import re
 _ACCEL = re.compile(r"cuda|\bmps\b|xpu|\bnpu\b|hpu|accelerator|\bxla\b")
 # An assignment of the CPU device on a line of its own (a parameter's default
 # `device='cpu'` chooses nothing for the program).
-_CPU_CHOSEN = re.compile(r"""^\s*(?:self\.|args\.)?\w*device\w*\s*=\s*(?:torch\.device\(\s*)?['"]cpu['"]\s*\)?\s*(?:#.*)?$""",
-                         re.M)
+_CPU_CHOSEN = re.compile(
+    r"""^\s*(?:self\.|args\.)?\w*device\w*\s*=\s*(?:torch\.device\(\s*)?['"]cpu['"]\s*\)?\s*(?:#.*)?$""", re.M)
 
 
 class FileFacts:
@@ -28,11 +28,12 @@ def class_facts(walk):
         if not c.is_module:
             continue
         move = None
-        if c.init_moves:
+        if c.init_moves and c.stateful:  # a module with no weights copies nothing
             node, text = c.init_moves[0]
             move = [node.lineno, node.col_offset, text]
         members = [list(ref) for refs in c.owned.values() for ref in refs]
-        out[name] = {"file": walk.path, "init_move": move, "members": members}
+        out[name] = {"file": walk.path, "init_move": move, "members": members,
+                     "bases": [list(b) for b in c.bases]}
     return out
 
 
@@ -62,7 +63,7 @@ class Join:
         if c["init_move"]:
             line, col, _ = c["init_move"]
             return (c["file"], line, col, ref[1])
-        for m in c["members"]:
+        for m in c.get("bases", []) + c["members"]:  # super().__init__ runs the base's
             found = self.first_move(m, seen)
             if found:
                 return found
@@ -71,7 +72,7 @@ class Join:
     def member_move(self, ref):
         """A move in the constructor of something `ref` holds."""
         c = self.classes.get((os.path.abspath(ref[0]), ref[1]))
-        for m in (c["members"] if c else ()):
+        for m in (c.get("bases", []) + c["members"] if c else ()):
             found = self.first_move(m)
             if found:
                 return found

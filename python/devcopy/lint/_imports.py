@@ -32,6 +32,36 @@ def module_classes(path):
     return frozenset(modules)
 
 
+_FROM = re.compile(r"^from\s+(\.+)([\w.]*)\s+import\s+(?:\(([^)]*)\)|([^\n#]*))", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def defining_file(path, name, depth=0):
+    """The file that defines Module class `name`, following a package's
+    re-exports (`from .core import *` in layers/__init__.py)."""
+    if name in module_classes(path):
+        return path
+    if depth > 3:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    for dots, mod, group, line in _FROM.findall(text):
+        listed = [n.strip().split(" as ")[0].strip() for n in (group or line).split(",")]
+        if "*" not in listed and name not in listed:
+            continue
+        base = os.path.dirname(path)
+        for _ in range(len(dots) - 1):
+            base = os.path.dirname(base)
+        where = _module_file(base, mod.split(".")) if mod else None
+        found = defining_file(where, name, depth + 1) if where and where != path else None
+        if found:
+            return found
+    return None
+
+
 def _module_file(base_dir, parts):
     path = os.path.join(base_dir, *parts)
     for candidate in (path + ".py", os.path.join(path, "__init__.py")):
@@ -115,11 +145,11 @@ class Imports:
         """(file, class) for a Module class imported from the package."""
         if attr is not None:
             f = self.modules.get(name)
-            return (f, attr) if f and attr in module_classes(f) else None
+            where = defining_file(f, attr) if f else None
+            return (where, attr) if where else None
         ref = self.names.get(name)
-        if ref and ref[1] in module_classes(ref[0]):
-            return ref
-        return None
+        where = defining_file(ref[0], ref[1]) if ref else None
+        return (where, ref[1]) if where else None
 
     def is_module_class(self, node, classes):
         for b in node.bases:

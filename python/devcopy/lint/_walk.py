@@ -5,8 +5,9 @@ import ast
 
 from . import _imports
 from ._exprs import Expressions
-from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, is_device_name
+from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name
 from ._loops import Loop, guard_counts, leaves_loop
+from ._moves import is_stateless, moved_value
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -21,6 +22,9 @@ class ClassFacts:
         self.owned = {}         # attr -> list of class refs built into it
         self.init_moves = []    # (node, target text): moves of self or members in __init__
         self.registered = set()  # parameters and buffers: an optimizer changes them
+        self.premoved = {}  # member -> the move of a module before it became the member
+        self.stateful = False  # holds layers or tensors (else a move copies nothing)
+        self.bases = []  # refs of base classes of the file or the package
         self.overrides_to = any(isinstance(s, _FUNCS) and s.name == "to" for s in node.body)
 
 
@@ -31,6 +35,8 @@ class Scope:
         self.built = dict(outer.built) if outer else {}  # name -> class refs it was built from
         self.moves = []   # (key, target, path, node): module moves, for twice-in-a-function
         self.moved = set()  # receivers moved so far (keys)
+        self.moved_at = {}  # name -> the node that put its module on the device
+        self.premoved = {}  # local list -> a module moved before it was put there
         self.returns = None
 
 
@@ -89,6 +95,10 @@ class Walk(Expressions):
         facts = self.classes.get(node.name)
         if facts is None:  # a nested class
             facts = self.classes[node.name] = ClassFacts(node, self.imports.is_module_class(node, self.classes))
+        facts.bases = [ref for b in node.bases for ref in self.base_ref(b)]
+        plain = all((self.imports.qual(b) or dotted(b)) in ("torch.nn.Module", "nn.Module", "Module")
+                    for b in node.bases)
+        facts.stateful = facts.stateful or not plain  # a subclass of a layer holds its weights
         methods = [s for s in node.body if isinstance(s, _FUNCS)]
         methods.sort(key=lambda m: m.name != "__init__")
         for m in methods:
@@ -259,9 +269,13 @@ class Walk(Expressions):
             self.scope.env[target.id] = kind
             self.scope.built[target.id] = self.built_from(value)
             self.scope.moved.discard(target.id)
-            if kind and kind[0] == MODULE and isinstance(value, ast.Call) and \
-                    isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
-                self.scope.moved.add(target.id)  # model = Net().to(device)
+            self.scope.moved_at.pop(target.id, None)
+            placed = moved_value(self, value)
+            if placed is not None:  # model = Net().to(device), DataParallel(model)
+                self.scope.moved.add(target.id)
+                self.scope.moved_at[target.id] = placed
+            if placed is not None and placed is value and kind and kind[0] == MODULE \
+                    and value.func.attr in ("to", "cuda"):
                 arg = value.args[0] if value.args else (value.keywords[0].value if value.keywords else None)
                 text = "'cuda'" if value.func.attr == "cuda" or arg is None else self.segment(arg)
                 self.scope.moves.append((target.id, text, self.path_ifs, value))
@@ -275,6 +289,11 @@ class Walk(Expressions):
                 refs = self.built_from(value)
                 if refs:
                     cls.owned.setdefault(target.attr, []).extend(refs)
+                placed = moved_value(self, value) or self.premoved_in(value)
+                if placed is not None:
+                    cls.premoved[target.attr] = placed
+                if not (isinstance(value, (ast.Name, ast.Constant, ast.Attribute)) or is_stateless(self, value)):
+                    cls.stateful = True
                 self.scope.moved.discard("self." + target.attr)
         elif t in (ast.Tuple, ast.List):
             elts = target.elts
@@ -291,6 +310,16 @@ class Walk(Expressions):
             self.bind(target.value, None, None)
         else:
             self.expr(target)
+
+    def premoved_in(self, value):
+        """nn.Sequential(*layers) of a local list of modules moved one by one."""
+        if not isinstance(value, ast.Call) or not (self.imports.qual(value.func) or "").startswith("torch.nn."):
+            return None
+        for a in value.args:
+            inner = a.value if isinstance(a, ast.Starred) else a
+            if isinstance(inner, ast.Name) and inner.id in self.scope.premoved:
+                return self.scope.premoved[inner.id]
+        return None
 
     def built_from(self, value):
         """The module classes an expression constructs: refs for _facts."""
@@ -310,6 +339,18 @@ class Walk(Expressions):
                         refs.extend(self.class_ref(n))
             return refs
         return self.class_ref(value)
+
+    def base_ref(self, base):
+        """A base class defined in this file or the package, as a ref."""
+        if isinstance(base, ast.Name):
+            if base.id in self.classes:
+                return [(self.path, base.id)]
+            ref = self.imports.package_ref(base.id)
+            return [ref] if ref else []
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+            ref = self.imports.package_ref(base.value.id, base.attr)
+            return [ref] if ref else []
+        return []
 
     def class_ref(self, call):
         f = call.func

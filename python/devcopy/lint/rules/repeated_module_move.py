@@ -6,6 +6,7 @@ function."""
 import ast
 
 from .._kinds import MODULE
+from .._moves import moved_value
 
 RULE = "devcopy-repeated-module-move"
 MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
@@ -56,6 +57,11 @@ def module_move(walk, call, meth, recv):
 
 
 def on_call(walk, call, q, meth, recv):
+    if meth in ("append", "extend", "insert") and call.args and isinstance(call.func.value, ast.Name):
+        placed = moved_value(walk, call.args[-1])
+        if placed is not None:  # layers.append(Block().to(device))
+            walk.scope.premoved[call.func.value.id] = placed
+        return
     found = module_move(walk, call, meth, recv)
     if found is None:
         return
@@ -70,6 +76,13 @@ def on_call(walk, call, q, meth, recv):
     if key:
         scope.moved.add(key)
     if in_to_override or place == "cpu":
+        return
+    if key == "self" and cls is not None and cls.premoved and fn is not None:
+        attr, first = next(iter(cls.premoved.items()))
+        walk.report(RULE, call, f"module '{cls.node.name}' is moved to {target} again; its member "
+                                f"'{attr}' was already moved at line {first.lineno}, so its layers are "
+                                "copied twice; move the model once, after it is fully built",
+                    notes=[(walk.path, first.lineno, first.col_offset, f"'{attr}' first moved here")])
         return
     refs, mode = [], "built"
     if key == "self" and cls is not None:
