@@ -31,6 +31,9 @@ def class_facts(walk):
         if c.init_moves and c.stateful:  # a module with no weights copies nothing
             node, text = c.init_moves[0]
             move = [node.lineno, node.col_offset, text]
+        elif c.premoved:  # self.emb = build(...).to(device) in __init__
+            node = next(iter(c.premoved.values()))
+            move = [node.lineno, node.col_offset, ""]
         members = [list(ref) for refs in c.owned.values() for ref in refs]
         out[name] = {"file": walk.path, "init_move": move, "members": members,
                      "bases": [list(b) for b in c.bases]}

@@ -79,6 +79,7 @@ class Imports:
         self.aliases = {}   # local name -> 'torch', 'torch.nn', 'torch.zeros', 'numpy'
         self.names = {}     # local name -> (file, name) imported from the package
         self.modules = {}   # local name -> file of a package module
+        self.stars = []     # files of the package imported with `from x import *`
 
     def add(self, s):
         if isinstance(s, ast.Import):
@@ -109,6 +110,10 @@ class Imports:
         else:
             where = self._absolute(mod.split("."))
             pkg_dir = os.path.dirname(where) if where and where.endswith("__init__.py") else None
+        if s.names[0].name == "*":
+            if where:
+                self.stars.append(where)
+            return
         for a in s.names:
             local = a.asname or a.name
             sub = _module_file(pkg_dir, [a.name]) if pkg_dir else None
@@ -149,7 +154,9 @@ class Imports:
             return (where, attr) if where else None
         ref = self.names.get(name)
         where = defining_file(ref[0], ref[1]) if ref else None
-        return (where, ref[1]) if where else None
+        if where is None and ref is None:
+            where = next((w for w in map(lambda f: defining_file(f, name), self.stars) if w), None)
+        return (where, name) if where else None
 
     def is_module_class(self, node, classes):
         for b in node.bases:

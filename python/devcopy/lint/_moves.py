@@ -1,6 +1,8 @@
 """Modules already on the device: what a move, a placed load or a wrapper of
 a moved module yields, for repeated-module-move and checkpoint-to-device."""
 import ast
+import functools
+import re
 
 from ._kinds import MODULE, TENSOR
 
@@ -12,6 +14,7 @@ STATELESS = frozenset(
     "AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d "
     "AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample PixelShuffle ZeroPad2d ConstantPad1d "
     "ConstantPad2d ReflectionPad2d ReplicationPad2d".split())
+_DEF = re.compile(r"^def\s+(\w+)\s*\(.*?\)\s*(?:->[^:]*)?:[^\n]*\n", re.M | re.S)
 # Wrappers that hold the module they are given (its parameters stay where they are).
 WRAPPERS = frozenset(("DataParallel", "DistributedDataParallel", "compile", "get_peft_model",
                       "prepare_model_for_int8_training", "prepare_model_for_kbit_training"))
@@ -43,6 +46,8 @@ def moved_value(walk, value):
         recv = walk.kind_of(f.value)
         if recv and recv[0] == TENSOR:
             return None
+        if isinstance(f.value, ast.Call) and not module_kind(recv):
+            return None  # torch.FloatTensor([...]).to(d): not a module
         if name == "to":
             kind, place = walk.move_target(value)
             if kind not in ("device", "tensor") or place == "cpu":
@@ -55,7 +60,36 @@ def moved_value(walk, value):
         return None
     if name in WRAPPERS and value.args and isinstance(value.args[0], ast.Name):
         return walk.scope.moved_at.get(value.args[0].id)
+    if isinstance(f, ast.Name) and builds_moved(walk, f.id):
+        return value  # a builder that returns its module moved: create_embedding_matrix(...)
     return None
+
+
+def builds_moved(walk, name):
+    """A function of the file, or imported from the package, whose return
+    value is a module it moved (`return layers.to(device)`)."""
+    fn = walk.functions.get(name)
+    if fn is not None:
+        return getattr(fn, "devcopy_returns_moved", False)
+    ref = walk.imports.names.get(name)
+    return bool(ref) and name in moving_builders(ref[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def moving_builders(path):
+    """Top-level functions of a file that return `<something>.to(...)` (by its text)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return frozenset()
+    out = set()
+    for m in _DEF.finditer(text):
+        body = text[m.end():]
+        nxt = re.search(r"^\S", body, re.M)
+        if re.search(r"^\s+return\s+[\w.]+\.(?:to\(|cuda\()", body[:nxt.start() if nxt else None], re.M):
+            out.add(m.group(1))
+    return frozenset(out)
 
 
 def module_kind(kind):

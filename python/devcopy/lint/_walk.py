@@ -201,6 +201,10 @@ class Walk(Expressions):
         elif t is ast.Return:
             if s.value is not None:
                 kind = self.expr(s.value)
+                fn = self.scope.func
+                if fn is not None and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                        and s.value.func.attr in ("to", "cuda") and not (kind and kind[0] == TENSOR):
+                    fn.devcopy_returns_moved = True
                 if self.scope.returns is None:
                     self.scope.returns = kind
         elif t in _FUNCS:
@@ -267,10 +271,11 @@ class Walk(Expressions):
         t = type(target)
         if t is ast.Name:
             self.scope.env[target.id] = kind
+            placed = moved_value(self, value)  # before the name is rebound: DataParallel(net)
             self.scope.built[target.id] = self.built_from(value)
             self.scope.moved.discard(target.id)
             self.scope.moved_at.pop(target.id, None)
-            placed = moved_value(self, value)
+            self.scope.moves.append((target.id, None, self.path_ifs, None))  # a new module here
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)
                 self.scope.moved_at[target.id] = placed

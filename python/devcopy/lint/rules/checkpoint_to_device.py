@@ -1,6 +1,8 @@
 """devcopy-checkpoint-to-device: torch.load with no map_location (or to the
 device) loaded into a model already on the device: the whole checkpoint is
 staged there beside the parameters."""
+import ast
+
 from .._kinds import CKPT
 from .repeated_module_move import add_event, receiver_key
 
@@ -10,13 +12,23 @@ MESSAGE = ("'{load}' restores every tensor on the device it was saved from, besi
            "load_state_dict copies each tensor into its parameter")
 
 
+# Functions that load a state dict into the module they are given first.
+_SETTERS = frozenset(("set_peft_model_state_dict", "set_model_state_dict", "load_state_dict"))
+
+
 def on_call(walk, call, q, meth, recv):
-    if meth != "load_state_dict" or not call.args or walk.facts.cpu_fixed:
+    if walk.facts.cpu_fixed:
         return
-    ck = walk.kind_of(call.args[0])
+    if meth == "load_state_dict" and call.args:
+        model, state = call.func.value, call.args[0]
+    elif isinstance(call.func, ast.Name) and call.func.id in _SETTERS and len(call.args) >= 2:
+        model, state = call.args[0], call.args[1]  # set_peft_model_state_dict(model, weights)
+    else:
+        return
+    ck = walk.kind_of(state)
     if not ck or ck[0] != CKPT or ck[1] not in ("none", "dev") or len(ck) < 3:
         return
-    key = receiver_key(call.func.value)
+    key = receiver_key(model)
     scope, cls = walk.scope, walk.scope.cls
     refs = []
     if key == "self" and cls is not None:

@@ -115,7 +115,7 @@ def _twice(walk, call, key, target, place):
         pkey, ptarget, ppath, pnode = prev
         if pkey != key and not pkey.startswith(key + "."):
             continue
-        if pkey not in scope.moved:
+        if ptarget is None or pkey not in scope.moved:
             break  # reassigned since
         if ptarget != target or _opposite(ppath, walk.path_ifs):
             break
