@@ -16,7 +16,7 @@ class FileFacts:
     """Whether the file works with a device at all, or is fixed to the CPU."""
 
     def __init__(self, source):
-        accel = _ACCEL.search(source) is not None
+        accel = self.names_accelerator = _ACCEL.search(source) is not None
         self.cpu_fixed = not accel and _CPU_CHOSEN.search(source) is not None
         self.uses_device = not self.cpu_fixed and (accel or "device" in source)
 

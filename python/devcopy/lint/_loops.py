@@ -5,6 +5,11 @@ import ast
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 TRAIN_METHODS = frozenset(("backward", "zero_grad"))
+# Methods that change the object they are called on (running statistics, containers).
+_MUTATORS = ("update", "append", "extend", "insert", "pop", "clear", "remove", "reset", "setdefault",
+             "push", "load_state_dict")
+# Builtins that do not change what they are given.
+_PURE = frozenset("len print float int str bool abs round min max sum sorted list tuple range enumerate zip".split())
 
 
 def _store_key(node):
@@ -69,8 +74,9 @@ class Loop:
                                 self.carried.add(key)
             elif t is ast.Call:
                 f = n.func
-                if isinstance(f, ast.Attribute) and f.attr.endswith("_") and not f.attr.startswith("_"):
-                    key = _store_key(f.value)
+                if isinstance(f, ast.Attribute) and (f.attr.endswith("_") and not f.attr.startswith("_")
+                                                     or f.attr.startswith(_MUTATORS)):
+                    key = _store_key(f.value)  # x.add_(1), obs_rms.update(batch)
                     if key:
                         self.changed.add(key)
                 if trains(n, walk.train_names):
@@ -78,8 +84,9 @@ class Loop:
                         self.training = True
                     else:
                         inner_trains = True
-                for a in n.args:
-                    key = _store_key(a)  # passed on: may be changed in place
+                library = walk.imports.qual(f) is not None or isinstance(f, ast.Name) and f.id in _PURE
+                for a in () if library else n.args:
+                    key = _store_key(a)  # passed to user code: may be changed in place
                     if key and not isinstance(a, ast.Name):
                         self.changed.add(key)
             child_depth = depth + 1 if t in _LOOPS else depth

@@ -8,9 +8,16 @@ RULE = "devcopy-copy-in-loop"
 _COPIES = DTYPE_METHODS | {"to", "cuda", "type_as"}
 
 
+_WRAPS = frozenset(("torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.Tensor"))
+
+
 def _receiver_ok(walk, node):
     """A variable or member known to hold a tensor (not a parameter or buffer
-    an optimizer updates), or an element of one."""
+    an optimizer updates), an element of one, or a wrap of host data that
+    does not change (`torch.from_numpy(obs_rms.mean)`)."""
+    if isinstance(node, ast.Call) and walk.imports.qual(node.func) in _WRAPS and node.args:
+        loop = walk.in_loop()
+        return all(isinstance(a, (ast.Name, ast.Attribute)) and loop.invariant(a) for a in node.args)
     if isinstance(node, ast.Subscript):
         return _receiver_ok(walk, node.value) and walk.in_loop().invariant(node.slice)
     if isinstance(node, ast.Name):
@@ -27,6 +34,8 @@ def on_call(walk, call, q, meth, recv):
     loop = walk.in_loop()
     if loop is None or meth not in _COPIES or not recv or recv[0] != TENSOR:
         return
+    if walk.stmt is not None and isinstance(walk.stmt, ast.Expr) and walk.stmt.value is call:
+        return  # dropped: devcopy-discarded-copy reports it
     if not loop.runs_every_iteration():
         return
     what = "to another dtype"
@@ -41,7 +50,9 @@ def on_call(walk, call, q, meth, recv):
         elif kind != "dtype":
             return
     receiver = call.func.value
-    if not _receiver_ok(walk, receiver) or not loop.invariant(receiver):
+    if not _receiver_ok(walk, receiver):
+        return
+    if not isinstance(receiver, ast.Call) and not loop.invariant(receiver):
         return
     if not all(loop.invariant(a) for a in call.args) or \
             not all(loop.invariant(k.value) for k in call.keywords):

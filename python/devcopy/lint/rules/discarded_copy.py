@@ -2,7 +2,7 @@
 statement. A Module's to() works in place and is never flagged."""
 import ast
 
-from .._kinds import MOVE_METHODS, NON_TENSOR_METHODS, is_tensor, returns_tensor
+from .._kinds import MOVE_METHODS, NON_TENSOR_METHODS, TENSOR, is_tensor, returns_tensor
 
 RULE = "devcopy-discarded-copy"
 _NO_RESULT = NON_TENSOR_METHODS - {"item"} | {"print", "fill_diagonal_", "apply_"}
@@ -45,6 +45,8 @@ def on_expr_stmt(walk, stmt, kind):
         return
     meth = f.attr
     recv = walk.kind_of(f.value)
+    if recv is None and meth == "detach" and not v.args and not v.keywords:
+        recv = (TENSOR, None)  # only tensors have detach(): x.detach() meant x = x.detach()
     if not is_tensor(recv) or meth.endswith("_") or meth in _NO_RESULT or meth.startswith("register"):
         return
     name = walk.segment(f.value)

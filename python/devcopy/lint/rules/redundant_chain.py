@@ -22,11 +22,19 @@ def _step(walk, call):
         return "dev", "cuda()" if not call.args else walk.segment(call)
     if m == "clone":
         return "clone", None
+    if m == "type" and call.args:  # .type(torch.FloatTensor): a CPU type, so also a move
+        q = walk.imports.qual(call.args[0]) or ""
+        if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+            return "dev", q
+        if q.startswith("torch.") and q.endswith("Tensor") and q.count(".") == 1:
+            return "host", q
     if m in _NARROW_METHODS:
         return "cast", _NARROW_METHODS[m]
     if m == "to":
         kind, place = walk.move_target(call)
         if kind == "device":
+            if place is None and walk.facts.names_accelerator:
+                place = "dev"  # a device chosen at run time, in a program that uses one
             where = {"cpu": "host", "dev": "dev"}.get(place, "somewhere")
             return where, ast.unparse(call.args[0]) if call.args else walk.segment(call)
         if kind == "dtype":
