@@ -12,6 +12,7 @@ import warnings
 
 from ._catalog import RULES
 from ._facts import FileFacts, Join, class_facts
+from ._kinds import source_lines
 from ._walk import Walk
 from .rules import ALL
 
@@ -72,7 +73,7 @@ def suppressions(source, noqa=True):
     out = {}
     if "noqa" not in source and "NOLINT" not in source and "NOQA" not in source:
         return out
-    for i, line in enumerate(source.splitlines(), 1):
+    for i, line in enumerate(source_lines(source), 1):
         if "#" not in line:
             continue
         comment = line[line.index("#"):]

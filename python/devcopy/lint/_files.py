@@ -3,6 +3,8 @@ that a crash or a full disk never leaves a half-written file; the mode kept."""
 import os
 import tempfile
 
+from ._kinds import source_lines
+
 
 def write_atomically(path, text):
     folder = os.path.dirname(os.path.abspath(path))
@@ -36,7 +38,7 @@ def apply_fixes(findings, sources):
     for path, group in by_file.items():
         with open(path, encoding="utf-8", newline="") as fh:
             text = fh.read()
-        lines = text.splitlines(keepends=True)
+        lines = source_lines(text, keepends=True)
         taken = {}  # line -> [(start, end)]
         applied = []
         for f in group:

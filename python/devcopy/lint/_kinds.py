@@ -6,6 +6,7 @@ Kinds are small tuples so that a whole file's worth stays cheap:
 ``("N",)``; a place is ``"cpu"``, ``"dev"`` (an accelerator) or None (unknown).
 """
 import ast
+import re
 
 MODULE, TENSOR, DEVICE, CKPT, NUMPY = "M", "T", "D", "C", "N"
 
@@ -81,6 +82,19 @@ def is_device_name(name):
     """A variable whose name says it holds a device (device, dev, self.device)."""
     low = name.lower()
     return low in ("device", "dev", "devices", "target_device") or low.endswith("_device")
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_KEEP = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(text, keepends=False):
+    """The lines as Python numbers them: only \\n, \\r\\n and \\r end a line
+    (str.splitlines also splits at form feeds and other separators)."""
+    if keepends:
+        return _LINE_KEEP.findall(text)
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def dotted(node):

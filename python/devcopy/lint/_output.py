@@ -5,6 +5,7 @@ import json
 import os
 
 from ._catalog import RULES
+from ._kinds import source_lines
 
 FINGERPRINT_KEY = "devcopyLineHash/v1"
 TAB_STOP = 8
@@ -64,7 +65,7 @@ class Sources:
         if path not in self.cache:
             from ._engine import read_source
             try:
-                self.cache[path] = read_source(path).splitlines()
+                self.cache[path] = source_lines(read_source(path))
             except (OSError, UnicodeDecodeError, SyntaxError):
                 self.cache[path] = []
         return self.cache[path]

@@ -5,7 +5,7 @@ import ast
 
 from . import _imports
 from ._exprs import Expressions
-from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name
+from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
 from ._loops import Loop, guard_counts, leaves_loop
 from ._moves import is_stateless, moved_value
 
@@ -56,7 +56,7 @@ class Walk(Expressions):
         self.scope = Scope(None, None)
         self.module_env = self.scope.env
         self.stmt = None
-        self.lines = source.splitlines()
+        self.lines = source_lines(source)
         self.train_names = set()
 
     # --- driving -----------------------------------------------------------
@@ -376,7 +376,16 @@ class Walk(Expressions):
                               list(notes), list(fixes)))
 
     def segment(self, node):
-        return ast.get_source_segment(self.source, node) or ast.unparse(node)
+        """The source text of a node (ast.get_source_segment splits the whole
+        file on every call: far too slow for a hook)."""
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if last >= len(self.lines):
+            return ast.unparse(node)
+        if first == last:
+            return self.lines[first].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+        head = self.lines[first].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
+        tail = self.lines[last].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace")
+        return "\n".join([head] + self.lines[first + 1:last] + [tail])
 
     def in_loop(self):
         return self.loops[-1] if self.loops else None

@@ -180,3 +180,9 @@ def test_sarif_passes_microsofts_validator(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     run = json.loads(log.read_text())["runs"][0]
     assert [r for r in run.get("results", []) if r.get("level", "warning") in ("error", "warning")] == []
+
+
+def test_form_feed_keeps_line_numbers(project):
+    (project / "ff.py").write_text("import torch\n\x0c\nx = torch.randn(3)\ndevice = 'cuda'\nx.to(device)\n")
+    rc, out, _ = lint("ff.py", cwd=project)
+    assert rc == 1 and "ff.py:5:1:" in out and "x.to(device)\n^" in out
