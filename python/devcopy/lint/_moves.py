@@ -68,9 +68,10 @@ def moved_value(walk, value):
 def builds_moved(walk, name):
     """A function of the file, or imported from the package, whose return
     value is a module it moved (`return layers.to(device)`)."""
-    fn = walk.functions.get(name)
-    if fn is not None:
-        return getattr(fn, "devcopy_returns_moved", False)
+    if name in walk.functions:  # by the text: the function may be walked later
+        if walk.builders is None:
+            walk.builders = _builders(walk.source)
+        return name in walk.builders
     ref = walk.imports.names.get(name)
     return bool(ref) and name in moving_builders(ref[0])
 
@@ -80,9 +81,12 @@ def moving_builders(path):
     """Top-level functions of a file that return `<something>.to(...)` (by its text)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            return _builders(f.read())
     except OSError:
         return frozenset()
+
+
+def _builders(text):
     out = set()
     for m in _DEF.finditer(text):
         body = text[m.end():]

@@ -58,6 +58,7 @@ class Walk(Expressions):
         self.stmt = None
         self.lines = source_lines(source)
         self.train_names = set()
+        self.builders = None  # functions of the file that return a moved module (_moves)
 
     # --- driving -----------------------------------------------------------
     def run(self):
@@ -201,10 +202,6 @@ class Walk(Expressions):
         elif t is ast.Return:
             if s.value is not None:
                 kind = self.expr(s.value)
-                fn = self.scope.func
-                if fn is not None and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
-                        and s.value.func.attr in ("to", "cuda") and not (kind and kind[0] == TENSOR):
-                    fn.devcopy_returns_moved = True
                 if self.scope.returns is None:
                     self.scope.returns = kind
         elif t in _FUNCS:
