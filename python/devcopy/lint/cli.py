@@ -27,7 +27,8 @@ def _version():
 def parser():
     p = _Parser(prog="python3 -m devcopy lint",
                 description="Find unintended tensor copies in PyTorch Python source, without "
-                            "running it (torch need not be installed).")
+                            "running it (torch need not be installed).",
+                epilog=_rules_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="Python files or folders (searched for *.py)")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                    help="output format (default: text, clang-style)")
@@ -43,13 +44,26 @@ def parser():
                    help="parallel processes (default: one per core)")
     p.add_argument("--rule-docs", metavar="URL", help="base URL of the rule pages, for SARIF helpUri")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    p.add_argument("--list-rules", action="store_true", help=argparse.SUPPRESS)
     return p
+
+
+def _rules_help():
+    """The rules, one line each, for the end of --help (as the C++ tools list their checks)."""
+    ids = _static_ids()
+    width = max(map(len, ids))
+    lines = ["rules (flake8 code; select with --select, silence with # noqa: RULE):"]
+    for r in ids:
+        lines.append(f"  {r:{width}}  {_engine.FLAKE8_CODES.get(r, '')}  {RULES[r]['summary']}")
+    return "\n".join(lines)
+
+
+def _static_ids():
+    return [r for r, meta in sorted(RULES.items()) if meta["kind"] == "static" and "python" in meta["languages"]]
 
 
 def _chosen(select, disable):
     import fnmatch
-    ids = [r for r, meta in sorted(RULES.items()) if meta["kind"] == "static" and "python" in meta["languages"]]
+    ids = _static_ids()
     want = [s.strip() for s in select.split(",") if s.strip()] if select else ["*"]
     drop = [s.strip() for s in disable.split(",") if s.strip()] if disable else []
     for pattern in want + drop:
