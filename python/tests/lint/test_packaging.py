@@ -80,3 +80,15 @@ def test_flake8_plugin(tmp_path):
         "the copy is dropped at once, 'prev_tensor' itself is unchanged (to offload activations "
         "saved for backward, use torch.autograd.graph.save_on_cpu; this call frees nothing); assign "
         "the result (prev_tensor = prev_tensor.to(...)) or remove the call [devcopy-discarded-copy]"]
+
+
+def test_pre_commit_hook_runs_its_entry():
+    with open(os.path.join(REPO, ".pre-commit-hooks.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    hook = text[text.index("- id: devcopy-lint"):]
+    entry = hook.split("entry:", 1)[1].splitlines()[0].split()
+    assert "types: [python]" in hook
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    p = subprocess.run([sys.executable if entry[0] == "python3" else entry[0], *entry[1:],
+                        os.path.join(FIXTURES, "seed_offload.py")], capture_output=True, text=True, env=env)
+    assert p.returncode == 1 and "[devcopy-discarded-copy]" in p.stdout
