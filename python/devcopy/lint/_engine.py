@@ -108,11 +108,18 @@ def suppressed(rule, line, table):
     return False
 
 
-def lint_source(path, source, rules=ALL):
-    """Lints one file's text: (findings, class facts, events); raises SyntaxError."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
-        tree = ast.parse(source, filename=path)
+def lint_source(path, source, rules=ALL, tree=None):
+    """Lints one file's text (or its tree, parsed already): (findings, class
+    facts, events); raises SyntaxError."""
+    # The walk recurses once per nested expression (`a + b + ...` of a few
+    # thousand terms is valid Python); Python 3.11 keeps such frames off the C stack.
+    limit = 20000 if sys.version_info >= (3, 11) else 5000
+    if sys.getrecursionlimit() < limit:
+        sys.setrecursionlimit(limit)
+    if tree is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences are not ours to report
+            tree = ast.parse(source, filename=path)
     if not _TRIGGERS.search(source):
         return [], {}, []  # parsed for its syntax errors; nothing for a rule here
     facts = FileFacts(source)
@@ -123,11 +130,6 @@ def lint_source(path, source, rules=ALL):
 
 def lint_file(path):
     """One worker's job: a dict the parent joins (picklable)."""
-    # The walk recurses once per nested expression (`a + b + ...` of a few
-    # thousand terms is valid Python); Python 3.11 keeps such frames off the C stack.
-    limit = 20000 if sys.version_info >= (3, 11) else 5000
-    if sys.getrecursionlimit() < limit:
-        sys.setrecursionlimit(limit)
     try:
         source = read_source(path)
     except (OSError, UnicodeDecodeError, SyntaxError) as e:

@@ -25,7 +25,6 @@ class ClassFacts:
         self.premoved = {}  # member -> the move of a module before it became the member
         self.stateful = False  # holds layers or tensors (else a move copies nothing)
         self.bases = []  # refs of base classes of the file or the package
-        self.overrides_to = any(isinstance(s, _FUNCS) and s.name == "to" for s in node.body)
 
 
 class Scope:

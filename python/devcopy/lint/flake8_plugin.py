@@ -7,10 +7,8 @@ devcopy-redundant-chain, DCP107 devcopy-checkpoint-to-device.
 flake8 sees one file at a time: findings that join two files of a package
 (a constructor's move in another file) need `python3 -m devcopy lint`.
 """
-from ._engine import FLAKE8_CODES, suppressed, suppressions
-from ._facts import FileFacts, Join, class_facts
-from ._walk import Walk
-from .rules import ALL
+from ._engine import FLAKE8_CODES, lint_source, suppressed, suppressions
+from ._facts import Join
 
 
 class Plugin:
@@ -24,11 +22,10 @@ class Plugin:
 
     def run(self):
         source = "".join(self.lines)
-        walk = Walk(self.filename, source, self.tree, ALL, FileFacts(source))
-        walk.run()
-        join = Join()
-        join.add(class_facts(walk), walk.events)
-        findings = walk.findings + [f for _, f in join.findings()]
+        findings, classes, events = lint_source(self.filename, source, tree=self.tree)
+        join = Join()  # this file's own classes: their moves in __init__
+        join.add(classes, events)
+        findings = findings + [f for _, f in join.findings()]
         table = suppressions(source, noqa=False)  # NOLINT; flake8 itself handles noqa
         for rule, line, col, _, _, message, _, _ in sorted(findings, key=lambda f: (f[1], f[2])):
             if suppressed(rule, line, table):
