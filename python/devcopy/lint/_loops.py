@@ -142,3 +142,20 @@ def guard_counts(walk, test, branch, body):
         if isinstance(n, ast.Name) and n.id in loop.carried:
             return False
     return True
+
+
+class Guard:
+    """Marks a branch as taken on few iterations of the innermost loop."""
+
+    def __init__(self, walk, counts):
+        self.walk, self.counts = walk, counts
+
+    def __enter__(self):
+        loop = self.walk.in_loop()
+        if loop is not None:
+            loop.guards.append(self.counts)
+
+    def __exit__(self, *exc):
+        loop = self.walk.in_loop()
+        if loop is not None:
+            loop.guards.pop()

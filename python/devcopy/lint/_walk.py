@@ -6,7 +6,7 @@ import ast
 from . import _imports
 from ._exprs import Expressions
 from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
-from ._loops import Loop, guard_counts, leaves_loop
+from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
 from ._moves import is_stateless, moved_value
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -385,20 +385,3 @@ class Walk(Expressions):
 
     def in_loop(self):
         return self.loops[-1] if self.loops else None
-
-
-class _Guard:
-    """Marks a branch as taken on few iterations of the innermost loop."""
-
-    def __init__(self, walk, counts):
-        self.walk, self.counts = walk, counts
-
-    def __enter__(self):
-        loop = self.walk.in_loop()
-        if loop is not None:
-            loop.guards.append(self.counts)
-
-    def __exit__(self, *exc):
-        loop = self.walk.in_loop()
-        if loop is not None:
-            loop.guards.pop()

@@ -44,8 +44,9 @@ def _sync(walk, call, meth, recv):
         if recv is None and isinstance(target, ast.Name) and walk.lookup(target.id) is not None:
             return None
         name = walk.segment(target)
-        verb = "reads" if meth == "item" else "copies"
-        return f"'{meth}()' {verb} '{name}' on the host", target
+        if meth == "item":
+            return f"'item()' reads '{name}' on the host", target
+        return f"'{meth}()' copies '{name}' to the host", target
     f = call.func
     if isinstance(f, ast.Name) and f.id in _CASTS and len(call.args) == 1 and walk.lookup(f.id) is None:
         k = walk.kind_of(call.args[0])
