@@ -60,20 +60,29 @@ def moved_value(walk, value):
         return None
     if name in WRAPPERS and value.args and isinstance(value.args[0], ast.Name):
         return walk.scope.moved_at.get(value.args[0].id)
-    if isinstance(f, ast.Name) and builds_moved(walk, f.id):
+    if isinstance(f, ast.Name) and builds_moved(walk, f.id, 0):
         return value  # a builder that returns its module moved: create_embedding_matrix(...)
     return None
 
 
-def builds_moved(walk, name):
+def builds_moved(walk, name, kind=0):
     """A function of the file, or imported from the package, whose return
-    value is a module it moved (`return layers.to(device)`)."""
+    value is a module it moved: `return layers.to(device)` (kind 0), or also
+    `net = net.cuda()` ... `return net` (kind 1, which may be a tensor too:
+    only a checkpoint load says it is a module)."""
     if name in walk.functions:  # by the text: the function may be walked later
         if walk.builders is None:
             walk.builders = _builders(walk.source)
-        return name in walk.builders
+        return name in walk.builders[kind]
     ref = walk.imports.names.get(name)
-    return bool(ref) and name in moving_builders(ref[0])
+    return bool(ref) and name in moving_builders(ref[0])[kind]
+
+
+def placed_by_builder(walk, value):
+    """`net = get_network(args)` with a builder that moves what it returns."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and builds_moved(walk, value.func.id, 1):
+        return value
+    return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -83,17 +92,26 @@ def moving_builders(path):
         with open(path, encoding="utf-8", errors="replace") as f:
             return _builders(f.read())
     except OSError:
-        return frozenset()
+        return frozenset(), frozenset()
+
+
+_MOVED_NAME = re.compile(r"^\s+(\w+)(?:\s*=\s*\1)?\.(?:to|cuda)\(", re.M)
 
 
 def _builders(text):
-    out = set()
+    """(functions returning `x.to(...)`, functions moving `x` and returning it)."""
+    direct, placing = set(), set()
     for m in _DEF.finditer(text):
         body = text[m.end():]
         nxt = re.search(r"^\S", body, re.M)
-        if re.search(r"^\s+return\s+[\w.]+\.(?:to\(|cuda\()", body[:nxt.start() if nxt else None], re.M):
-            out.add(m.group(1))
-    return frozenset(out)
+        body = body[:nxt.start() if nxt else None]
+        if re.search(r"^\s+return\s+[\w.]+\.(?:to\(|cuda\()", body, re.M):
+            direct.add(m.group(1))
+            placing.add(m.group(1))
+        for name in set(_MOVED_NAME.findall(body)):
+            if re.search(r"^\s+return\s+%s\s*$" % re.escape(name), body, re.M):
+                placing.add(m.group(1))
+    return frozenset(direct), frozenset(placing)
 
 
 def module_kind(kind):

@@ -7,7 +7,7 @@ from . import _imports
 from ._exprs import Expressions
 from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
-from ._moves import is_stateless, moved_value
+from ._moves import is_stateless, moved_value, placed_by_builder
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -267,7 +267,8 @@ class Walk(Expressions):
         t = type(target)
         if t is ast.Name:
             self.scope.env[target.id] = kind
-            placed = moved_value(self, value)  # before the name is rebound: DataParallel(net)
+            # Before the name is rebound: DataParallel(net).
+            placed = moved_value(self, value) or placed_by_builder(self, value)
             self.scope.built[target.id] = self.built_from(value)
             self.scope.moved.discard(target.id)
             self.scope.moved_at.pop(target.id, None)
