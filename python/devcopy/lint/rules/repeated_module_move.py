@@ -72,6 +72,8 @@ def on_call(walk, call, q, meth, recv):
     if place != "cpu" and cls is not None and fn is not None and fn.name == "__init__" and key and \
             (key == "self" or key.startswith("self.")):
         cls.init_moves.append((call, target))
+    if _every_iteration(walk, call, key, target, place):
+        return
     _twice(walk, call, key, target, place)
     if key:
         scope.moved.add(key)
@@ -125,6 +127,24 @@ def _twice(walk, call, key, target, place):
                     notes=[(walk.path, pnode.lineno, pnode.col_offset, f"first move of '{pkey}' here")])
         break
     scope.moves.append((key, target, walk.path_ifs, call))
+
+
+def _every_iteration(walk, call, key, target, place):
+    """A module that the loop does not change, moved on every iteration: after
+    the first, each move walks every parameter again for nothing."""
+    loop = walk.in_loop()
+    if loop is None or key is None or place == "cpu" or not loop.runs_every_iteration():
+        return False
+    if not loop.invariant(call.func.value):
+        return False
+    for n in ast.walk(loop.node):  # an offload and reload in the loop is deliberate
+        if n is not call and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in ("to", "cpu", "cuda") and receiver_key(n.func.value) == key:
+            return False
+    walk.report(RULE, call, f"module '{key}' is moved to {target} on every iteration of this loop, "
+                            "though it does not change in it; move it once, before the loop",
+                notes=[(walk.path, loop.node.lineno, loop.node.col_offset, "loop starts here")])
+    return True
 
 
 def _opposite(a, b):
