@@ -140,6 +140,9 @@ def lint_file(path):
         return {"path": path, "error": f"cannot parse: {e.msg} (line {e.lineno})"}
     except RecursionError:
         return {"path": path, "error": "cannot parse: expressions nested too deeply"}
+    except Exception as e:  # a bug of the linter: name the file, keep the run going
+        return {"path": path, "error": f"internal error of devcopy lint ({type(e).__name__}: {e}); "
+                                       "please report it with this file"}
     return {"path": path, "findings": findings, "classes": classes, "events": events,
             "suppress": suppressions(source), "lines": source.count("\n") + 1}
 

@@ -22,11 +22,12 @@ class Expressions:
 
     def kind_of(self, node):
         """The kind of an expression already walked (no hooks fire)."""
-        saved, self.call_hooks = self.call_hooks, ()
+        saved = self.call_hooks, self.comprehension_hooks
+        self.call_hooks = self.comprehension_hooks = ()
         try:
             return self.expr(node)
         finally:
-            self.call_hooks = saved
+            self.call_hooks, self.comprehension_hooks = saved
 
     def lookup(self, name):
         env = self.scope.env
@@ -82,6 +83,8 @@ class Expressions:
                 self.expr(child.iter)
                 for c in child.ifs:
                     self.expr(c)
+                for h in self.comprehension_hooks:
+                    h(self, n, child)
         return None
 
     def attribute(self, n):

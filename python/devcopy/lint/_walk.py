@@ -49,6 +49,7 @@ class Walk(Expressions):
         self.rules = rules
         self.call_hooks = [r.on_call for r in rules if hasattr(r, "on_call")]
         self.stmt_hooks = [r.on_expr_stmt for r in rules if hasattr(r, "on_expr_stmt")]
+        self.comprehension_hooks = [r.on_comprehension for r in rules if hasattr(r, "on_comprehension")]
         self.findings, self.events = [], []
         self.classes, self.functions = {}, {}
         self.loops, self.uses, self.path_ifs = [], [], ()

@@ -186,3 +186,14 @@ def test_form_feed_keeps_line_numbers(project):
     (project / "ff.py").write_text("import torch\n\x0c\nx = torch.randn(3)\ndevice = 'cuda'\nx.to(device)\n")
     rc, out, _ = lint("ff.py", cwd=project)
     assert rc == 1 and "ff.py:5:1:" in out and "x.to(device)\n^" in out
+
+
+def test_a_linter_bug_names_the_file_and_stops_nothing_else(project, monkeypatch):
+    from devcopy.lint import _engine
+    from devcopy.lint.rules import discarded_copy
+
+    def broken(walk, stmt, kind):
+        raise KeyError("boom")
+    monkeypatch.setattr(discarded_copy, "on_expr_stmt", broken)
+    r = _engine.lint_file(str(project / "bad.py"))
+    assert r["error"].startswith("internal error of devcopy lint (KeyError: 'boom')")

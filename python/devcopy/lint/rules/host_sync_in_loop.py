@@ -82,6 +82,26 @@ def on_call(walk, call, q, meth, recv):
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
 
 
+def on_comprehension(walk, node, gen):
+    """`[i for i, w in enumerate(words) if w != end]` over a device tensor: each
+    test of an element reads it on the host, one sync per element."""
+    loop = walk.in_loop()
+    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device or not gen.ifs:
+        return
+    it = gen.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        it = it.args[0]
+    k = walk.kind_of(it)
+    if not k or k[0] != TENSOR or k[1] == "cpu" or not loop.runs_every_iteration():
+        return
+    names = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+    if not any(isinstance(n, ast.Name) and n.id in names for c in gen.ifs for n in ast.walk(c)):
+        return
+    _report(walk, node, loop, f"testing each element of '{walk.segment(it)}' in Python reads it on the host "
+                              "and waits for the device once per element, on every iteration of this "
+                              "loop; compare on the device (torch.nonzero(...)) or copy it once with .tolist()")
+
+
 def _training_step(walk):
     """Whether this code runs on every step of a training loop: the innermost
     loop trains, or an inner loop (over metrics, heads) runs on every
