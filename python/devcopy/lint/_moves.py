@@ -24,6 +24,15 @@ def _name(func):
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def target_text(walk, call):
+    """Where a move sends its module, quoted for a message: 'device', 'cuda'."""
+    arg = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+    if call.func.attr == "cuda" or arg is None:
+        return "'cuda'"
+    text = walk.segment(arg)
+    return text if text[:1] in "'\"" else f"'{text}'"
+
+
 def is_stateless(walk, node):
     """nn.ReLU(), nn.Dropout(p): a construction of a layer with nothing to move."""
     if not isinstance(node, ast.Call):

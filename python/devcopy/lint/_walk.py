@@ -7,7 +7,7 @@ from . import _imports
 from ._exprs import Expressions
 from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
-from ._moves import is_stateless, moved_value, placed_by_builder
+from ._moves import is_stateless, moved_value, placed_by_builder, target_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -279,9 +279,7 @@ class Walk(Expressions):
                 self.scope.moved_at[target.id] = placed
             if placed is not None and placed is value and kind and kind[0] == MODULE \
                     and value.func.attr in ("to", "cuda"):
-                arg = value.args[0] if value.args else (value.keywords[0].value if value.keywords else None)
-                text = "'cuda'" if value.func.attr == "cuda" or arg is None else self.segment(arg)
-                self.scope.moves.append((target.id, text, self.path_ifs, value))
+                self.scope.moves.append((target.id, target_text(self, value), self.path_ifs, value))
         elif t is ast.Attribute:
             self.expr(target.value)
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.scope.cls:

@@ -2,11 +2,18 @@
 statement. A Module's to() works in place and is never flagged."""
 import ast
 
-from .._kinds import MOVE_METHODS, NON_TENSOR_METHODS, TENSOR, is_tensor, returns_tensor
+from .._kinds import DTYPE_METHODS, MOVE_METHODS, NON_TENSOR_METHODS, TENSOR, is_tensor, returns_tensor
 
 RULE = "devcopy-discarded-copy"
 _NO_RESULT = NON_TENSOR_METHODS - {"item"} | {"print", "fill_diagonal_", "apply_"}
 _TRANSFERS = frozenset(("to", "cpu", "cuda", "pin_memory"))
+# Methods with an in-place twin (x.clamp_ for x.clamp), to suggest it.
+_IN_PLACE = frozenset(
+    "abs add addcdiv addcmul addmm bernoulli ceil clamp clamp_max clamp_min clip copysign cos cumsum "
+    "detach div exp expm1 fill fill_diagonal floor fmod frac index_add index_copy index_fill "
+    "index_put lerp log log1p log2 logical_not masked_fill masked_scatter mul nan_to_num neg pow "
+    "reciprocal relu remainder renorm round rsqrt scatter scatter_add sigmoid sign sin sqrt square "
+    "squeeze sub t tanh transpose tril triu true_divide trunc unsqueeze uniform normal zero".split())
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@",
         ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|"}
 
@@ -16,6 +23,8 @@ def _where(walk, call):
         return "to the host"
     if call.func.attr == "cuda":
         return "to the GPU"
+    if call.func.attr in DTYPE_METHODS or call.func.attr == "type_as":
+        return "to another dtype"
     if call.func.attr == "to":
         kind, place = walk.move_target(call)
         if kind == "device":
@@ -68,9 +77,10 @@ def on_expr_stmt(walk, stmt, kind):
                              f"and the copy is dropped at once, '{name}' itself is unchanged{extra}; "
                              f"assign the result ({name} = {name}.{meth}(...)) or remove the call")
         return
+    instead = f"use the in-place '{meth}_()' or assign the result" if meth in _IN_PLACE else \
+        "assign the result or remove the call"
     walk.report(RULE, v, f"result of '{meth}()' is discarded: it makes a new tensor and drops it at "
-                         f"once, '{name}' itself is unchanged; use the in-place '{meth}_()' "
-                         "or assign the result")
+                         f"once, '{name}' itself is unchanged; {instead}")
 
 
 def _torch_function(walk, call, q):

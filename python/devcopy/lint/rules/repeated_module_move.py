@@ -6,7 +6,7 @@ function."""
 import ast
 
 from .._kinds import MODULE
-from .._moves import moved_value
+from .._moves import moved_value, target_text
 
 RULE = "devcopy-repeated-module-move"
 MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
@@ -43,9 +43,9 @@ def module_move(walk, call, meth, recv):
         kind, place = walk.move_target(call)
         if kind not in ("device", "tensor"):
             return None
-        target = walk.segment(call.args[0] if call.args else call.keywords[0].value)
     else:
-        place, target = "dev", "'cuda'"
+        place = "dev"
+    target = target_text(walk, call)
     if recv and recv[0] == MODULE or is_super:
         return key, target, place
     # An unknown member moved as a statement in __init__ is a module: a
