@@ -1,12 +1,14 @@
 """Writing user files: a temporary file in the same folder, then a rename, so
 that a crash or a full disk never leaves a half-written file; the mode kept."""
+import io
 import os
 import tempfile
+import tokenize
 
 from ._kinds import source_lines
 
 
-def write_atomically(path, text):
+def write_atomically(path, text, encoding="utf-8"):
     folder = os.path.dirname(os.path.abspath(path))
     try:
         mode = os.stat(path).st_mode & 0o7777
@@ -14,7 +16,7 @@ def write_atomically(path, text):
         mode = None
     fd, tmp = tempfile.mkstemp(prefix=".devcopy-", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as f:
             f.write(text)
         if mode is not None:
             os.chmod(tmp, mode)
@@ -36,8 +38,10 @@ def apply_fixes(findings, sources):
             by_file.setdefault(f.file, []).append(f)
     fixed = 0
     for path, group in by_file.items():
-        with open(path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            data = fh.read()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)  # newlines kept as they are
         lines = source_lines(text, keepends=True)
         taken = {}  # line -> [(start, end)]
         applied = []
@@ -52,8 +56,8 @@ def apply_fixes(findings, sources):
         for ln, s, e, new in sorted(applied, key=lambda x: (x[0], x[1]), reverse=True):
             line = lines[ln - 1]
             lines[ln - 1] = line[:s] + new + line[e:]
-        write_atomically(path, "".join(lines))
-        sources.cache.pop(path, None)
+        sources.lines(path)  # the report shows the lines as they were when found
+        write_atomically(path, "".join(lines), encoding)
     return fixed
 
 

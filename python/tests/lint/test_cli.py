@@ -197,3 +197,13 @@ def test_a_linter_bug_names_the_file_and_stops_nothing_else(project, monkeypatch
     monkeypatch.setattr(discarded_copy, "on_expr_stmt", broken)
     r = _engine.lint_file(str(project / "bad.py"))
     assert r["error"].startswith("internal error of devcopy lint (KeyError: 'boom')")
+
+
+def test_fix_keeps_line_endings_and_encoding(tmp_path):
+    target = tmp_path / "l1.py"
+    target.write_bytes(b'# -*- coding: latin-1 -*-\r\nimport torch\r\ns = "\xe9"\r\nz = torch.zeros(3).cuda()\r\n')
+    rc, out, err = lint("--fix", str(target))
+    assert rc == 1 and "applied fixes for 1 finding(s)" in err
+    assert "z = torch.zeros(3).cuda()\n    ^" in out  # the report shows the line as it was found
+    assert target.read_bytes() == (b'# -*- coding: latin-1 -*-\r\nimport torch\r\ns = "\xe9"\r\n'
+                                   b"z = torch.zeros(3, device='cuda')\r\n")
