@@ -3,6 +3,7 @@ sub-expression once, firing the rule hooks at every call, with the uses
 stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
+from ._imports import returns_by_text, returns_of_file
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
                      const_str, is_device_name, place_of, returns_tensor, string_place)
@@ -139,6 +140,18 @@ class Expressions:
             h(self, n, q, meth, recv)
         return kind
 
+    def returned_kind(self, name):
+        """What a function of the file not walked yet, or of the package,
+        returns, by its text: a Module class's instance or a torch op's tensor."""
+        if name in self.functions:
+            if self.returns is None:
+                self.returns = returns_by_text(self.source, self.path)
+            kind = self.returns.get(name)
+        else:
+            ref = self.imports.names.get(name)
+            kind = returns_of_file(ref[0]).get(ref[1]) if ref else None
+        return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
+
     def mark_module(self, node):
         """`x.eval()` says x is a Module: remember it for later moves."""
         return self.mark(node, (MODULE, None))
@@ -177,10 +190,11 @@ class Expressions:
                 if f.id in self.classes and self.classes[f.id].is_module:
                     return (MODULE, f.id)
                 fn = self.functions.get(f.id)
-                if fn is not None:
-                    return getattr(fn, "devcopy_returns", None)
+                if fn is not None and hasattr(fn, "devcopy_returns"):
+                    return fn.devcopy_returns
                 if self.imports.package_ref(f.id):
                     return (MODULE, f.id)
+                return self.returned_kind(f.id)
             return None
         if recv is None:
             return None

@@ -62,6 +62,47 @@ def defining_file(path, name, depth=0):
     return None
 
 
+_DEF = re.compile(r"^def\s+(\w+)\s*\(", re.M)
+_TOP = re.compile(r"^[^\s#)]", re.M)
+_RETURN = re.compile(r"^\s+return\s+(?:(torch\.[a-z]\w*)|(?:nn\.|torch\.nn\.)?([A-Z]\w*))\(", re.M)
+
+
+def returns_by_text(text, path):
+    """{function: 'M' or 'T'} for top-level functions whose returns all build
+    a Module (`return Net(...)`, `return nn.Sequential(...)`) or a tensor
+    (`return torch.cat(...)`)."""
+    modules = module_classes(path) if path else frozenset()
+    out = {}
+    starts = list(_DEF.finditer(text))
+    for i, m in enumerate(starts):
+        body = text[m.end():starts[i + 1].start() if i + 1 < len(starts) else None]
+        end = _TOP.search(body, body.find("\n") + 1)  # up to the next top-level statement
+        body = body[:end.start()] if end else body
+        kinds = set()
+        for op, cls in _RETURN.findall(body):
+            if op:
+                kinds.add("T" if op.split(".")[1] not in ("load", "device", "no_grad") else "?")
+            else:
+                kinds.add("M" if cls in modules or cls in _NN_HINT else "?")
+        if len(kinds) == 1 and "?" not in kinds:
+            out[m.group(1)] = kinds.pop()
+    return out
+
+
+# torch.nn names a `return nn.X(...)` builds.
+_NN_HINT = frozenset(("Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "Conv1d", "LSTM", "GRU",
+                      "Embedding", "TransformerEncoder"))
+
+
+@functools.lru_cache(maxsize=4096)
+def returns_of_file(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return returns_by_text(f.read(), path)
+    except OSError:
+        return {}
+
+
 def _module_file(base_dir, parts):
     path = os.path.join(base_dir, *parts)
     for candidate in (path + ".py", os.path.join(path, "__init__.py")):

@@ -59,6 +59,7 @@ class Walk(Expressions):
         self.lines = source_lines(source)
         self.train_names = set()
         self.builders = None  # functions of the file that return a moved module (_moves)
+        self.returns = None  # function -> kind it returns, by the file's text (_imports)
 
     # --- driving -----------------------------------------------------------
     def run(self):
