@@ -344,25 +344,21 @@ class Walk(Expressions):
 
     def base_ref(self, base):
         """A base class defined in this file or the package, as a ref."""
-        if isinstance(base, ast.Name):
-            if base.id in self.classes:
-                return [(self.path, base.id)]
-            ref = self.imports.package_ref(base.id)
-            return [ref] if ref else []
-        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
-            ref = self.imports.package_ref(base.value.id, base.attr)
-            return [ref] if ref else []
-        return []
+        return self.ref_of(base, modules_only=False)
 
     def class_ref(self, call):
-        f = call.func
-        if isinstance(f, ast.Name):
-            if f.id in self.classes:
-                return [(self.path, f.id)] if self.classes[f.id].is_module else []
-            ref = self.imports.package_ref(f.id)
+        """The Module class a call constructs, as a ref (file, name)."""
+        return self.ref_of(call.func, modules_only=True)
+
+    def ref_of(self, node, modules_only):
+        if isinstance(node, ast.Name):
+            if node.id in self.classes:
+                ok = self.classes[node.id].is_module or not modules_only
+                return [(self.path, node.id)] if ok else []
+            ref = self.imports.package_ref(node.id)
             return [ref] if ref else []
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
-            ref = self.imports.package_ref(f.value.id, f.attr)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            ref = self.imports.package_ref(node.value.id, node.attr)
             return [ref] if ref else []
         return []
 
