@@ -3,10 +3,13 @@ report (Report.to_json(), or the C++ Report::to_json()) as text or HTML."""
 import argparse
 import sys
 
-from ._report import Report
-
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["lint"]:  # static checks: needs neither torch nor the extension
+        from .lint.cli import main as lint
+        return lint(argv[1:])
+    from ._report import Report
     p = argparse.ArgumentParser(prog="python -m devcopy", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("report", help="print a saved JSON report as text or HTML")

@@ -1,0 +1,297 @@
+"""The kinds of expressions (_kinds) as one file's pass evaluates them: each
+sub-expression once, firing the rule hooks at every call, with the uses
+stack saying what the value feeds (a condition, a call's argument)."""
+import ast
+
+from ._imports import returns_by_text, returns_of_file
+from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
+                     MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
+                     const_str, is_device_name, place_of, returns_tensor, string_place)
+
+# Calls that pass a value through unchanged, for how a read value is used.
+TRANSPARENT = frozenset("float int bool round abs str repr format len".split())
+
+
+class Expressions:
+    """Expression evaluation for Walk (which holds scope, imports, classes)."""
+
+    def need(self, node):
+        """Evaluates an expression whose value the host needs (a condition)."""
+        self.uses.append(("need", None, None))
+        self.expr(node)
+        self.uses.pop()
+
+    def kind_of(self, node):
+        """The kind of an expression already walked (no hooks fire)."""
+        saved = self.call_hooks, self.comprehension_hooks
+        self.call_hooks = self.comprehension_hooks = ()
+        try:
+            return self.expr(node)
+        finally:
+            self.call_hooks, self.comprehension_hooks = saved
+
+    def lookup(self, name):
+        env = self.scope.env
+        if name in env:
+            return env[name]
+        if name in self.module_env:
+            return self.module_env[name]
+        return (DEVICE, None) if is_device_name(name) else None
+
+    def expr(self, n):
+        t = type(n)
+        if t is ast.Name:
+            return self.lookup(n.id)
+        if t is ast.Call:
+            return self.call(n)
+        if t is ast.Attribute:
+            return self.attribute(n)
+        if t is ast.Constant:
+            p = string_place(n.value)
+            return (DEVICE, p) if p else None
+        if t is ast.Subscript:
+            base = self.expr(n.value)
+            self.need(n.slice)
+            if base and base[0] in (TENSOR, "TT"):
+                return (TENSOR, base[1])
+            return base if base and base[0] in (CKPT, MODULE) else None
+        if t is ast.BinOp:
+            left, right = self.expr(n.left), self.expr(n.right)
+            for k in (left, right):
+                if k and k[0] == TENSOR:
+                    return k
+            return None
+        if t is ast.UnaryOp:
+            k = self.expr(n.operand)
+            return k if k and k[0] == TENSOR else None
+        if t is ast.Compare:
+            self.uses.append(("need", None, None))
+            kinds = [self.expr(n.left)] + [self.expr(c) for c in n.comparators]
+            self.uses.pop()
+            return next((k for k in kinds if k and k[0] == TENSOR), None)
+        if t is ast.IfExp:
+            self.need(n.test)
+            a, b = self.expr(n.body), self.expr(n.orelse)
+            if a and b and a[0] == b[0]:
+                return a if a == b else (a[0], None)
+            return (DEVICE, None) if DEVICE in (a and a[0], b and b[0]) else None
+        if t in (ast.Lambda, ast.FunctionDef):
+            return None
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, ast.expr):
+                self.expr(child)
+            elif isinstance(child, ast.comprehension):
+                self.expr(child.iter)
+                for c in child.ifs:
+                    self.expr(c)
+                for h in self.comprehension_hooks:
+                    h(self, n, child)
+        return None
+
+    def attribute(self, n):
+        q = self.imports.qual(n)
+        if q is not None:
+            return (DEVICE, None) if q.endswith(".device") and "cuda" not in q else None
+        base = self.expr(n.value)
+        if n.attr == "device":
+            return (DEVICE, place_of(base))
+        if base and base[0] == TENSOR and n.attr in TENSOR_ATTRS:
+            return base
+        if isinstance(n.value, ast.Name) and n.value.id == "self" and self.scope.cls:
+            members = self.scope.cls.members
+            if n.attr in members:
+                return members[n.attr]
+        return (DEVICE, None) if is_device_name(n.attr) else None
+
+    def call(self, n):
+        f = n.func
+        q = self.imports.qual(f)
+        meth, recv = None, None
+        if q is None:
+            if isinstance(f, ast.Attribute):
+                meth = f.attr
+                recv = self.expr(f.value)
+                if meth in MODULE_ONLY_METHODS and recv is None:
+                    recv = self.mark_module(f.value)
+                elif meth in TENSOR_ONLY_METHODS and recv is None:
+                    recv = self.mark(f.value, (TENSOR, None))
+                if meth in ("register_buffer", "register_parameter", "add_module", "register_module") \
+                        and self.scope.cls:
+                    self.scope.cls.stateful = True
+                if meth == "register_buffer" and self.scope.cls and len(n.args) >= 2:
+                    buf = const_str(n.args[0])
+                    if buf:
+                        self.scope.cls.registered.add(buf)
+                        self.scope.cls.members[buf] = self.kind_of(n.args[1])
+            else:
+                recv = self.expr(f)
+        name = q or meth or (f.id if isinstance(f, ast.Name) else None)
+        transparent = isinstance(f, ast.Name) and f.id in TRANSPARENT
+        if not transparent:
+            self.uses.append(("call", name, n))
+        for a in n.args:
+            self.expr(a)
+        for k in n.keywords:
+            self.expr(k.value)
+        if not transparent:
+            self.uses.pop()
+        kind = self.result(n, q, meth, recv)
+        for h in self.call_hooks:
+            h(self, n, q, meth, recv)
+        return kind
+
+    def returned_kind(self, name):
+        """What a function of the file not walked yet, or of the package,
+        returns, by its text: a Module class's instance or a torch op's tensor."""
+        if name in self.functions:
+            if self.returns is None:
+                self.returns = returns_by_text(self.source, self.path)
+            kind = self.returns.get(name)
+        else:
+            ref = self.imports.names.get(name)
+            kind = returns_of_file(ref[0]).get(ref[1]) if ref else None
+        return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
+
+    def mark_module(self, node):
+        """`x.eval()` says x is a Module: remember it for later moves."""
+        return self.mark(node, (MODULE, None))
+
+    def mark(self, node, kind):
+        """A method only one kind has says what its receiver holds."""
+        if isinstance(node, ast.Name):
+            self.scope.env[node.id] = kind
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self" and self.scope.cls:
+            self.scope.cls.members.setdefault(node.attr, kind)
+        return kind
+
+    def device_arg(self, n):
+        """The place a device argument names: 'cpu', 'dev', or None."""
+        for k in n.keywords:
+            if k.arg == "device":
+                return self.kind_of_device(k.value)
+        return "cpu"
+
+    def kind_of_device(self, node):
+        s = const_str(node)
+        if s is not None:
+            return string_place(s)
+        k = self.kind_of(node)
+        return k[1] if k and k[0] in (DEVICE, TENSOR) else None
+
+    def result(self, n, q, meth, recv):
+        if q is not None:
+            return self.qualified_result(n, q)
+        if meth is None:
+            if recv and recv[0] == MODULE:
+                return (TENSOR, None)  # calling a module runs forward
+            f = n.func
+            if isinstance(f, ast.Name):
+                if f.id in self.classes and self.classes[f.id].is_module:
+                    return (MODULE, f.id)
+                fn = self.functions.get(f.id)
+                if fn is not None and hasattr(fn, "devcopy_returns"):
+                    return fn.devcopy_returns
+                if self.imports.package_ref(f.id):
+                    return (MODULE, f.id)
+                return self.returned_kind(f.id)
+            return None
+        if recv is None:
+            return None
+        kind = recv[0]
+        if kind == MODULE and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" \
+                and self.scope.cls:
+            member = self.scope.cls.members.get(meth)
+            if member and member[0] == MODULE:
+                return (TENSOR, None)  # self.fc(x) runs the member's forward
+        if kind == MODULE:
+            return recv if meth in MODULE_SELF_METHODS else ((TENSOR, None) if meth == "forward" else None)
+        if kind == CKPT:
+            return recv if meth in ("get", "pop", "copy") else None
+        if kind != TENSOR:
+            return None
+        place = recv[1]
+        if meth == "to":
+            target = self.move_target(n)
+            return (TENSOR, target[1] if target[0] == "device" else place)
+        if meth == "cuda":
+            return (TENSOR, "dev")
+        if meth == "cpu":
+            return (TENSOR, "cpu")
+        if meth == "numpy":
+            return (NUMPY,)
+        if meth in ("chunk", "split", "unbind", "sort", "max", "min", "topk", "split_with_sizes"):
+            return ("TT", place)
+        if meth in NON_TENSOR_METHODS:
+            return None
+        return (TENSOR, place)
+
+    def qualified_result(self, n, q):
+        parts = q.split(".")
+        last = parts[-1]
+        if parts[0] == "numpy":
+            return (NUMPY,)
+        if parts[0] != "torch":
+            return None
+        if q == "torch.device":
+            if n.args:
+                s = const_str(n.args[0])
+                return (DEVICE, string_place(s) if s else None)
+            return (DEVICE, None)
+        if q == "torch.load":
+            return (CKPT, self.map_location(n), n)
+        if len(parts) == 2 and last in FACTORIES:
+            return (TENSOR, self.device_arg(n))
+        if len(parts) == 2 and last in LIKE_FACTORIES:
+            k = self.kind_of(n.args[0]) if n.args else None
+            return (TENSOR, place_of(k))
+        if q.startswith("torch.nn.functional."):
+            return (TENSOR, None)
+        if last in ("Parameter", "Buffer"):
+            return (TENSOR, None)
+        if q.startswith("torch.nn.") and last[:1].isupper():
+            return (MODULE, last)
+        if len(parts) == 2 and returns_tensor(last):
+            if last in ("from_numpy", "as_tensor"):
+                return (TENSOR, "cpu" if last == "from_numpy" else self.device_arg(n))
+            for a in n.args:
+                k = self.kind_of(a)
+                if k and k[0] == TENSOR:
+                    return (TENSOR, k[1])
+            return (TENSOR, None)
+        return None
+
+    def map_location(self, n):
+        for k in n.keywords:
+            if k.arg == "map_location":
+                if isinstance(k.value, ast.Constant) and k.value.value is None:
+                    return "none"
+                place = self.kind_of_device(k.value)
+                if place is None and (self.kind_of(k.value) or ("",))[0] == DEVICE and self.facts.uses_device:
+                    place = "dev"  # a device variable in a file that uses an accelerator
+                return place or "?"
+        return "none" if len(n.args) < 2 else "?"
+
+    def move_target(self, n):
+        """('device', place) for a device move, ('dtype', None) for a cast, (None, None)."""
+        args = list(n.args)
+        for k in n.keywords:
+            if k.arg == "device":
+                return ("device", self.kind_of_device(k.value))
+            if k.arg == "dtype" and not args:
+                return ("dtype", None)
+        if not args:
+            return (None, None)
+        a = args[0]
+        s = const_str(a)
+        if s is not None:
+            return ("device", string_place(s))
+        q = self.imports.qual(a)
+        if q and q.startswith("torch.") and q != "torch.device" and not q.endswith("device"):
+            return ("dtype", q[6:])
+        k = self.kind_of(a)
+        if k and k[0] == DEVICE:
+            return ("device", k[1])
+        if k and k[0] == TENSOR:
+            return ("tensor", k[1])
+        return (None, None)

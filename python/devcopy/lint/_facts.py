@@ -1,0 +1,107 @@
+"""What a file says about devices, and the facts files leave for each other:
+which Module classes move in __init__, what each class holds, and the moves
+and checkpoint loads that depend on them. Joined once per run, so a class in
+one file and its owner in another meet (the C++ command's MoveFacts)."""
+import os
+import re
+
+_ACCEL = re.compile(r"cuda|\bmps\b|xpu|\bnpu\b|hpu|accelerator|\bxla\b")
+# An assignment of the CPU device on a line of its own (a parameter's default
+# `device='cpu'` chooses nothing for the program).
+_CPU_CHOSEN = re.compile(
+    r"""^\s*(?:self\.|args\.)?\w*device\w*\s*=\s*(?:torch\.device\(\s*)?['"]cpu['"]\s*\)?\s*(?:#.*)?$""", re.M)
+
+
+class FileFacts:
+    """Whether the file works with a device at all, or is fixed to the CPU."""
+
+    def __init__(self, source):
+        accel = self.names_accelerator = _ACCEL.search(source) is not None
+        self.cpu_fixed = not accel and _CPU_CHOSEN.search(source) is not None
+        self.uses_device = not self.cpu_fixed and (accel or "device" in source)
+
+
+def class_facts(walk):
+    """{name: {"file", "init_move", "members"}} for the file's Module classes."""
+    out = {}
+    for name, c in walk.classes.items():
+        if not c.is_module:
+            continue
+        move = None
+        if c.init_moves and c.stateful:  # a module with no weights copies nothing
+            node, text = c.init_moves[0]
+            move = [node.lineno, node.col_offset, text]
+        elif c.premoved:  # self.emb = build(...).to(device) in __init__
+            node = next(iter(c.premoved.values()))
+            move = [node.lineno, node.col_offset, ""]
+        members = [list(ref) for refs in c.owned.values() for ref in refs]
+        out[name] = {"file": walk.path, "init_move": move, "members": members,
+                     "bases": [list(b) for b in c.bases]}
+    return out
+
+
+class Join:
+    """The run-wide table of Module classes and the events waiting on it."""
+
+    def __init__(self):
+        self.classes = {}  # (file, name) -> facts
+        self.events = []
+
+    def add(self, classes, events):
+        for name, c in classes.items():
+            self.classes[(os.path.abspath(c["file"]), name)] = c
+        self.events.extend(events)
+
+    def first_move(self, ref, seen=None):
+        """(file, line, col, class) of the move in a constructor that `ref`'s
+        construction runs (its own, or a member's), or None."""
+        key = (os.path.abspath(ref[0]), ref[1])
+        seen = seen if seen is not None else set()
+        if key in seen:
+            return None
+        seen.add(key)
+        c = self.classes.get(key)
+        if c is None:
+            return None
+        if c["init_move"]:
+            line, col, _ = c["init_move"]
+            return (c["file"], line, col, ref[1])
+        for m in c.get("bases", []) + c["members"]:  # super().__init__ runs the base's
+            found = self.first_move(m, seen)
+            if found:
+                return found
+        return None
+
+    def member_move(self, ref):
+        """A move in the constructor of something `ref` holds."""
+        c = self.classes.get((os.path.abspath(ref[0]), ref[1]))
+        for m in (c.get("bases", []) + c["members"] if c else ()):
+            found = self.first_move(m)
+            if found:
+                return found
+        return None
+
+    def findings(self):
+        """Resolved events as (file, finding) pairs; an event names its
+        message with {line}, {cls}, {where} to fill in."""
+        out = []
+        for e in self.events:
+            found = None
+            for ref in e["refs"]:
+                found = self.member_move(ref) if e["mode"] == "owner" else self.first_move(ref)
+                if found:
+                    break
+            if found is None and not e.get("moved_before"):
+                continue
+            notes = []
+            if found:
+                mfile, line, col, cls = found
+                same = os.path.abspath(mfile) == os.path.abspath(e["file"])
+                where = "" if same else f" ({os.path.basename(mfile)})"
+                message = e["message"].format(line=line, cls=cls, where=where)
+                notes.append((mfile, line, col, e["note"].format(cls=cls)))
+            else:
+                message = e["moved_message"]
+            out.append((e["file"], (e["rule"], e["line"], e["col"], e["end_line"], e["end_col"],
+                                    message, notes, [])))
+        return out

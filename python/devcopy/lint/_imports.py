@@ -1,0 +1,214 @@
+"""What the names of a file stand for: torch and its submodules under any
+alias, and the Module classes imported from other files of the same package."""
+import ast
+import functools
+import os
+import re
+
+from ._kinds import dotted
+
+_CLASS = re.compile(r"^class\s+(\w+)\s*\(([^)]*)\)\s*:", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def module_classes(path):
+    """Names of the nn.Module subclasses a Python file defines (by its text)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return frozenset()
+    found = {}
+    for name, bases in _CLASS.findall(text):
+        found[name] = bases
+    modules = {n for n, b in found.items() if "Module" in b or "nn." in b or "Sequential" in b}
+    changed = True
+    while changed:  # a subclass of a Module subclass of the same file
+        changed = False
+        for n, b in found.items():
+            if n not in modules and any(re.search(r"\b%s\b" % re.escape(m), b) for m in modules):
+                modules.add(n)
+                changed = True
+    return frozenset(modules)
+
+
+_FROM = re.compile(r"^from\s+(\.+)([\w.]*)\s+import\s+(?:\(([^)]*)\)|([^\n#]*))", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def defining_file(path, name, depth=0):
+    """The file that defines Module class `name`, following a package's
+    re-exports (`from .core import *` in layers/__init__.py)."""
+    if name in module_classes(path):
+        return path
+    if depth > 3:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    for dots, mod, group, line in _FROM.findall(text):
+        listed = [n.strip().split(" as ")[0].strip() for n in (group or line).split(",")]
+        if "*" not in listed and name not in listed:
+            continue
+        base = os.path.dirname(path)
+        for _ in range(len(dots) - 1):
+            base = os.path.dirname(base)
+        where = _module_file(base, mod.split(".")) if mod else None
+        found = defining_file(where, name, depth + 1) if where and where != path else None
+        if found:
+            return found
+    return None
+
+
+_DEF = re.compile(r"^def\s+(\w+)\s*\(", re.M)
+_TOP = re.compile(r"^[^\s#)]", re.M)
+_RETURN = re.compile(r"^\s+return\s+(?:(torch\.[a-z]\w*)|(?:nn\.|torch\.nn\.)?([A-Z]\w*))\(", re.M)
+
+
+def returns_by_text(text, path):
+    """{function: 'M' or 'T'} for top-level functions whose returns all build
+    a Module (`return Net(...)`, `return nn.Sequential(...)`) or a tensor
+    (`return torch.cat(...)`)."""
+    modules = module_classes(path) if path else frozenset()
+    out = {}
+    starts = list(_DEF.finditer(text))
+    for i, m in enumerate(starts):
+        body = text[m.end():starts[i + 1].start() if i + 1 < len(starts) else None]
+        end = _TOP.search(body, body.find("\n") + 1)  # up to the next top-level statement
+        body = body[:end.start()] if end else body
+        kinds = set()
+        for op, cls in _RETURN.findall(body):
+            if op:
+                kinds.add("T" if op.split(".")[1] not in ("load", "device", "no_grad") else "?")
+            else:
+                kinds.add("M" if cls in modules or cls in _NN_HINT else "?")
+        if len(kinds) == 1 and "?" not in kinds:
+            out[m.group(1)] = kinds.pop()
+    return out
+
+
+# torch.nn names a `return nn.X(...)` builds.
+_NN_HINT = frozenset(("Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "Conv1d", "LSTM", "GRU",
+                      "Embedding", "TransformerEncoder"))
+
+
+@functools.lru_cache(maxsize=4096)
+def returns_of_file(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return returns_by_text(f.read(), path)
+    except OSError:
+        return {}
+
+
+def _module_file(base_dir, parts):
+    path = os.path.join(base_dir, *parts)
+    for candidate in (path + ".py", os.path.join(path, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+class Imports:
+    """The import table of one file."""
+
+    def __init__(self, path):
+        self.path = path
+        self.dir = os.path.dirname(os.path.abspath(path)) if path else ""
+        self.aliases = {}   # local name -> 'torch', 'torch.nn', 'torch.zeros', 'numpy'
+        self.names = {}     # local name -> (file, name) imported from the package
+        self.modules = {}   # local name -> file of a package module
+        self.stars = []     # files of the package imported with `from x import *`
+
+    def add(self, s):
+        if isinstance(s, ast.Import):
+            for a in s.names:
+                top = a.name.split(".")[0]
+                if top in ("torch", "numpy"):
+                    self.aliases[a.asname or top] = a.name if a.asname else top
+                elif a.asname is None and self.dir:
+                    f = self._absolute(a.name.split("."))
+                    if f:
+                        self.modules[top] = f
+            return
+        mod = s.module or ""
+        top = mod.split(".")[0]
+        if s.level == 0 and top in ("torch", "numpy"):
+            for a in s.names:
+                self.aliases[a.asname or a.name] = mod + "." + a.name
+            return
+        if not self.dir:
+            return
+        if s.level:
+            base = self.dir
+            for _ in range(s.level - 1):
+                base = os.path.dirname(base)
+            parts = mod.split(".") if mod else []
+            pkg_dir = os.path.join(base, *parts)
+            where = _module_file(base, parts) if parts else os.path.join(base, "__init__.py")
+        else:
+            where = self._absolute(mod.split("."))
+            pkg_dir = os.path.dirname(where) if where and where.endswith("__init__.py") else None
+        if s.names[0].name == "*":
+            if where:
+                self.stars.append(where)
+            return
+        for a in s.names:
+            local = a.asname or a.name
+            sub = _module_file(pkg_dir, [a.name]) if pkg_dir else None
+            if sub:
+                self.modules[local] = sub
+            elif where:
+                self.names[local] = (where, a.name)
+
+    def _absolute(self, parts):
+        """`pkg.models` found under a parent folder of this file."""
+        d = self.dir
+        for _ in range(6):
+            f = _module_file(d, parts)
+            if f:
+                return f
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        return None
+
+    def qual(self, node):
+        """torch.nn.Linear under any alias as 'torch.nn.Linear'; None otherwise."""
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return None
+        return full + "." + rest if rest else full
+
+    def package_ref(self, name, attr=None):
+        """(file, class) for a Module class imported from the package."""
+        if attr is not None:
+            f = self.modules.get(name)
+            where = defining_file(f, attr) if f else None
+            return (where, attr) if where else None
+        ref = self.names.get(name)
+        where = defining_file(ref[0], ref[1]) if ref else None
+        if where is None and ref is None:
+            where = next((w for w in map(lambda f: defining_file(f, name), self.stars) if w), None)
+        return (where, name) if where else None
+
+    def is_module_class(self, node, classes):
+        for b in node.bases:
+            q = self.qual(b) or dotted(b) or ""
+            if q.startswith("torch.nn.") or q in ("nn.Module", "Module"):
+                return True
+            if isinstance(b, ast.Name) and b.id in classes and classes[b.id].is_module:
+                return True
+            if isinstance(b, ast.Name) and self.package_ref(b.id):
+                return True
+            if isinstance(b, ast.Attribute) and isinstance(b.value, ast.Name) and \
+                    self.package_ref(b.value.id, b.attr):
+                return True
+        return False

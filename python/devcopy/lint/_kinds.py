@@ -1,0 +1,121 @@
+"""What a Python expression holds, as far as the file says: a Module, a Tensor,
+a device, a checkpoint from torch.load, a NumPy array, or unknown (None).
+
+Kinds are small tuples so that a whole file's worth stays cheap:
+``("M", class_name)``, ``("T", place)``, ``("D", place)``, ``("C", place)``,
+``("N",)``; a place is ``"cpu"``, ``"dev"`` (an accelerator) or None (unknown).
+"""
+import ast
+import re
+
+MODULE, TENSOR, DEVICE, CKPT, NUMPY = "M", "T", "D", "C", "N"
+
+# torch factories that make a tensor on the host unless given a device.
+FACTORIES = frozenset(
+    "zeros ones empty full rand randn randint randperm arange linspace logspace eye "
+    "tensor empty_strided normal bernoulli".split())
+LIKE_FACTORIES = frozenset(f + "_like" for f in "zeros ones empty full rand randn randint".split())
+# torch.* functions that do not return a tensor (or return one that is not new).
+TORCH_NON_TENSOR = frozenset(
+    "load save device dtype manual_seed seed no_grad enable_grad inference_mode "
+    "set_grad_enabled is_tensor is_grad_enabled set_default_dtype get_default_dtype "
+    "set_default_device set_num_threads get_num_threads set_printoptions "
+    "use_deterministic_algorithms compile jit cuda backends distributed utils autograd "
+    "nn optim onnx hub fx export Size Generator cat_ numel is_floating_point "
+    "set_float32_matmul_precision is_complex typename set_rng_state get_rng_state "
+    "initial_seed library ops amp profiler testing".split())
+# Tensor methods whose result is not a new tensor.
+NON_TENSOR_METHODS = frozenset(
+    "item tolist numpy size dim numel ndimension nelement element_size data_ptr "
+    "backward register_hook retain_grad record_stream is_contiguous is_floating_point "
+    "get_device storage untyped_storage stride equal allclose is_pinned is_set_to "
+    "is_complex is_nonzero storage_offset __len__ type_as_ register_post_accumulate_grad_hook "
+    "share_memory_ to_sparse_csr_ apply_ map_ tolist_ dim_order".split())
+TENSOR_ATTRS = frozenset("T mT H data grad real imag".split())
+# Module methods that return the module itself.
+MODULE_SELF_METHODS = frozenset(
+    "to cuda cpu eval train half float double bfloat16 requires_grad_ share_memory "
+    "type xpu mps zero_grad_ apply to_empty".split())
+# Methods only a Module has: a receiver they are called on is a Module.
+MODULE_ONLY_METHODS = frozenset(
+    "eval train parameters named_parameters buffers named_buffers modules named_modules "
+    "children named_children state_dict load_state_dict register_buffer register_module "
+    "register_parameter add_module requires_grad_ apply".split())
+# Methods only a Tensor has: `loss.backward()` says `loss` is one.
+TENSOR_ONLY_METHODS = frozenset(("backward", "retain_grad", "requires_grad_", "detach_"))
+# Methods that copy a tensor to another device or dtype.
+DTYPE_METHODS = frozenset("half float double bfloat16 long int short bool byte char".split())
+MOVE_METHODS = frozenset(("to", "cpu", "cuda")) | DTYPE_METHODS | {"type_as", "type"}
+ACCEL_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu", "xla", "meta", "privateuseone")
+NARROW_DTYPES = {
+    "float16": 2, "half": 2, "bfloat16": 2, "uint8": 1, "int8": 1, "int16": 2,
+    "short": 2, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+# torch.* functions by prefix that configure or query and return no tensor.
+NON_TENSOR_PREFIXES = ("set_", "get_", "is_", "use_", "manual_", "enable_", "disable_", "_",
+                       "are_", "has_", "register_", "can_")
+
+
+def returns_tensor(name):
+    """Whether torch.<name>(...) makes a tensor (torch.add, torch.relu)."""
+    return name[:1].islower() and name not in TORCH_NON_TENSOR and not name.startswith(NON_TENSOR_PREFIXES)
+
+
+def string_place(value):
+    """'cpu' -> 'cpu', 'cuda:0' -> 'dev', anything else -> None."""
+    if not isinstance(value, str):
+        return None
+    name = value.split(":", 1)[0].strip().lower()
+    if name == "cpu":
+        return "cpu"
+    if name.startswith(ACCEL_PREFIXES):
+        return "dev"
+    return None
+
+
+def const_str(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def is_device_name(name):
+    """A variable whose name says it holds a device (device, dev, self.device)."""
+    low = name.lower()
+    return low in ("device", "dev", "devices", "target_device") or low.endswith("_device")
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_KEEP = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(text, keepends=False):
+    """The lines as Python numbers them: only \\n, \\r\\n and \\r end a line
+    (str.splitlines also splits at form feeds and other separators)."""
+    if keepends:
+        return _LINE_KEEP.findall(text)
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def dotted(node):
+    """a.b.c as 'a.b.c'; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def place_of(kind):
+    return kind[1] if kind and kind[0] in (TENSOR, DEVICE, CKPT) else None
+
+
+def is_tensor(kind):
+    return bool(kind) and kind[0] == TENSOR
+
+
+def is_module(kind):
+    return bool(kind) and kind[0] == MODULE

@@ -1,0 +1,161 @@
+"""Loops as the loop rules see them: what changes in a loop, whether it is a
+training step, and which iterations run a branch (LoopGuards in C++)."""
+import ast
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+TRAIN_METHODS = frozenset(("backward", "zero_grad"))
+# Methods that change the object they are called on (running statistics, containers).
+_MUTATORS = ("update", "append", "extend", "insert", "pop", "clear", "remove", "reset", "setdefault",
+             "push", "load_state_dict")
+# Builtins that do not change what they are given.
+_PURE = frozenset("len print float int str bool abs round min max sum sorted list tuple range enumerate zip".split())
+
+
+def _store_key(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.value.id + "." + node.attr
+    if isinstance(node, ast.Subscript):
+        return _store_key(node.value)
+    if isinstance(node, ast.Starred):
+        return _store_key(node.value)
+    return None
+
+
+def trains(call, train_names):
+    """A call that runs a training step: backward(), an optimizer's step(), or
+    a function or method of the file whose body does."""
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        if f.attr in TRAIN_METHODS:
+            return True
+        if f.attr == "step" and not call.args:
+            recv = _store_key(f.value) or ""
+            return "sched" not in recv.lower()
+        return isinstance(f.value, ast.Name) and f.value.id == "self" and f.attr in train_names
+    return isinstance(f, ast.Name) and f.id in train_names
+
+
+class Loop:
+    """One loop being walked: what its body changes, and the guards inside."""
+
+    def __init__(self, node, walk):
+        self.node, self.guards = node, []
+        self.changed, self.carried, self.targets = set(), set(), set()
+        self.training = self.around_training = False
+        before = walk.scope.env
+        if not isinstance(node, ast.While):
+            for n in ast.walk(node.target):
+                key = _store_key(n)
+                if key:
+                    self.targets.add(key)
+                    self.changed.add(key)
+        inner_trains = False
+        stack = [(s, 0) for s in node.body]
+        if isinstance(node, ast.While):
+            stack.append((node.test, 0))
+        while stack:
+            n, depth = stack.pop()
+            t = type(n)
+            if t in _SCOPES:
+                continue
+            if t in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                     ast.NamedExpr if hasattr(ast, "NamedExpr") else ast.Assign):
+                targets = n.targets if t is ast.Assign else \
+                    [i.optional_vars for i in n.items if i.optional_vars] if t is ast.With else [n.target]
+                for target in targets:
+                    for m in ast.walk(target):
+                        key = _store_key(m) if isinstance(m, (ast.Name, ast.Attribute, ast.Subscript)) else None
+                        if key and isinstance(getattr(m, "ctx", None), (ast.Store, ast.Del)):
+                            self.changed.add(key)
+                            if t is ast.AugAssign or key in before:
+                                self.carried.add(key)
+            elif t is ast.Call:
+                f = n.func
+                if isinstance(f, ast.Attribute) and (f.attr.endswith("_") and not f.attr.startswith("_")
+                                                     or f.attr.startswith(_MUTATORS)):
+                    key = _store_key(f.value)  # x.add_(1), obs_rms.update(batch)
+                    if key:
+                        self.changed.add(key)
+                if trains(n, walk.train_names):
+                    if depth == 0:
+                        self.training = True
+                    else:
+                        inner_trains = True
+                library = walk.imports.qual(f) is not None or isinstance(f, ast.Name) and f.id in _PURE
+                for a in () if library else n.args:
+                    key = _store_key(a)  # passed to user code: may be changed in place
+                    if key and not isinstance(a, ast.Name):
+                        self.changed.add(key)
+            child_depth = depth + 1 if t in _LOOPS else depth
+            for c in ast.iter_child_nodes(n):
+                stack.append((c, child_depth))
+        # A per-epoch (per-update) loop around the training steps: what it
+        # reports, it reports once per epoch.
+        self.around_training = inner_trains and not self.training
+        if inner_trains:
+            self.training = False
+
+    def runs_every_iteration(self):
+        return all(self.guards)
+
+    def invariant(self, node):
+        """True when nothing `node` names changes in the loop."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                return False
+            key = _store_key(n) if isinstance(n, (ast.Name, ast.Attribute)) else None
+            if key and (key in self.changed or key.split(".")[0] in self.changed):
+                return False
+        return True
+
+
+def leaves_loop(body):
+    """A branch that ends in break, return or raise runs at most once."""
+    return bool(body) and isinstance(body[-1], (ast.Break, ast.Return, ast.Raise))
+
+
+def guard_counts(walk, test, branch, body):
+    """Whether a branch runs on a typical iteration of the innermost loop."""
+    loop = walk.in_loop()
+    if loop is None:
+        return True
+    if leaves_loop(body):
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, branch = test.operand, "else" if branch == "then" else "then"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op = type(test.ops[0])
+        if op in (ast.Eq, ast.Is):
+            return branch == "else"
+        if op in (ast.NotEq, ast.IsNot):
+            return branch == "then"
+    for n in ast.walk(test):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+            return False
+        if isinstance(n, ast.Call):
+            return False
+        if isinstance(n, ast.Attribute) and _store_key(n) in loop.changed:
+            return False  # a field the loop updates: a counter or a flag
+        if isinstance(n, ast.Name) and n.id in loop.carried:
+            return False
+    return True
+
+
+class Guard:
+    """Marks a branch as taken on few iterations of the innermost loop."""
+
+    def __init__(self, walk, counts):
+        self.walk, self.counts = walk, counts
+
+    def __enter__(self):
+        loop = self.walk.in_loop()
+        if loop is not None:
+            loop.guards.append(self.counts)
+
+    def __exit__(self, *exc):
+        loop = self.walk.in_loop()
+        if loop is not None:
+            loop.guards.pop()

@@ -1,0 +1,127 @@
+"""Modules already on the device: what a move, a placed load or a wrapper of
+a moved module yields, for repeated-module-move and checkpoint-to-device."""
+import ast
+import functools
+import re
+
+from ._kinds import MODULE, TENSOR
+
+# torch.nn layers with no parameters or buffers: moving them copies nothing.
+STATELESS = frozenset(
+    "ReLU ReLU6 Tanh Sigmoid GELU SiLU Mish ELU SELU CELU LeakyReLU PReLU_ Hardtanh Hardswish "
+    "Hardsigmoid Softplus Softsign Softmax LogSoftmax Softmin Dropout Dropout1d Dropout2d Dropout3d "
+    "AlphaDropout Identity Flatten Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d "
+    "AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d "
+    "AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample PixelShuffle ZeroPad2d ConstantPad1d "
+    "ConstantPad2d ReflectionPad2d ReplicationPad2d".split())
+_DEF = re.compile(r"^def\s+(\w+)\s*\(.*?\)\s*(?:->[^:]*)?:[^\n]*\n", re.M | re.S)
+# Wrappers that hold the module they are given (its parameters stay where they are).
+WRAPPERS = frozenset(("DataParallel", "DistributedDataParallel", "compile", "get_peft_model",
+                      "prepare_model_for_int8_training", "prepare_model_for_kbit_training"))
+
+
+def _name(func):
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def target_text(walk, call):
+    """Where a move sends its module, quoted for a message: 'device', 'cuda'."""
+    arg = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+    if call.func.attr == "cuda" or arg is None:
+        return "'cuda'"
+    text = walk.segment(arg)
+    return text if text[:1] in "'\"" else f"'{text}'"
+
+
+def is_stateless(walk, node):
+    """nn.ReLU(), nn.Dropout(p): a construction of a layer with nothing to move."""
+    if not isinstance(node, ast.Call):
+        return False
+    q = walk.imports.qual(node.func) or ""
+    return q.startswith("torch.nn.") and q.rsplit(".", 1)[1] in STATELESS
+
+
+def moved_value(walk, value):
+    """The node that put `value`'s module on the device, or None: a move
+    (`Net().to(d)`, `net.cuda()`), `from_pretrained(..., device_map=...)`, or a
+    wrapper (`DataParallel(net)`) of a module moved before."""
+    if not isinstance(value, ast.Call):
+        return None
+    f = value.func
+    name = _name(f)
+    if name in ("to", "cuda") and isinstance(f, ast.Attribute):
+        if is_stateless(walk, f.value):
+            return None
+        recv = walk.kind_of(f.value)
+        if recv and recv[0] == TENSOR:
+            return None
+        if isinstance(f.value, ast.Call) and not module_kind(recv):
+            return None  # torch.FloatTensor([...]).to(d): not a module
+        if name == "to":
+            kind, place = walk.move_target(value)
+            if kind not in ("device", "tensor") or place == "cpu":
+                return None
+        return value
+    if name == "from_pretrained":
+        for k in value.keywords:
+            if k.arg == "device_map" and not (isinstance(k.value, ast.Constant) and k.value.value is None):
+                return value
+        return None
+    if name in WRAPPERS and value.args and isinstance(value.args[0], ast.Name):
+        return walk.scope.moved_at.get(value.args[0].id)
+    if isinstance(f, ast.Name) and builds_moved(walk, f.id, 0):
+        return value  # a builder that returns its module moved: create_embedding_matrix(...)
+    return None
+
+
+def builds_moved(walk, name, kind=0):
+    """A function of the file, or imported from the package, whose return
+    value is a module it moved: `return layers.to(device)` (kind 0), or also
+    `net = net.cuda()` ... `return net` (kind 1, which may be a tensor too:
+    only a checkpoint load says it is a module)."""
+    if name in walk.functions:  # by the text: the function may be walked later
+        if walk.builders is None:
+            walk.builders = _builders(walk.source)
+        return name in walk.builders[kind]
+    ref = walk.imports.names.get(name)
+    return bool(ref) and name in moving_builders(ref[0])[kind]
+
+
+def placed_by_builder(walk, value):
+    """`net = get_network(args)` with a builder that moves what it returns."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and builds_moved(walk, value.func.id, 1):
+        return value
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def moving_builders(path):
+    """Top-level functions of a file that return `<something>.to(...)` (by its text)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return _builders(f.read())
+    except OSError:
+        return frozenset(), frozenset()
+
+
+_MOVED_NAME = re.compile(r"^\s+(\w+)(?:\s*=\s*\1)?\.(?:to|cuda)\(", re.M)
+
+
+def _builders(text):
+    """(functions returning `x.to(...)`, functions moving `x` and returning it)."""
+    direct, placing = set(), set()
+    for m in _DEF.finditer(text):
+        body = text[m.end():]
+        nxt = re.search(r"^\S", body, re.M)
+        body = body[:nxt.start() if nxt else None]
+        if re.search(r"^\s+return\s+[\w.]+\.(?:to\(|cuda\()", body, re.M):
+            direct.add(m.group(1))
+            placing.add(m.group(1))
+        for name in set(_MOVED_NAME.findall(body)):
+            if re.search(r"^\s+return\s+%s\s*$" % re.escape(name), body, re.M):
+                placing.add(m.group(1))
+    return frozenset(direct), frozenset(placing)
+
+
+def module_kind(kind):
+    return bool(kind) and kind[0] == MODULE

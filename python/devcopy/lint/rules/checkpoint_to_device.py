@@ -1,0 +1,50 @@
+"""devcopy-checkpoint-to-device: torch.load with no map_location (or to the
+device) loaded into a model already on the device: the whole checkpoint is
+staged there beside the parameters."""
+import ast
+
+from .._kinds import CKPT
+from .repeated_module_move import add_event, receiver_key
+
+RULE = "devcopy-checkpoint-to-device"
+MESSAGE = ("'{load}' restores every tensor on the device it was saved from, beside the parameters "
+           "of '{name}', which already live there ({how}); load with map_location='cpu': "
+           "load_state_dict copies each tensor into its parameter")
+
+
+# Functions that load a state dict into the module they are given first.
+_SETTERS = frozenset(("set_peft_model_state_dict", "set_model_state_dict", "load_state_dict"))
+
+
+def on_call(walk, call, q, meth, recv):
+    if walk.facts.cpu_fixed:
+        return
+    if meth == "load_state_dict" and call.args:
+        model, state = call.func.value, call.args[0]
+    elif isinstance(call.func, ast.Name) and call.func.id in _SETTERS and len(call.args) >= 2:
+        model, state = call.args[0], call.args[1]  # set_peft_model_state_dict(model, weights)
+    else:
+        return
+    ck = walk.kind_of(state)
+    if not ck or ck[0] != CKPT or ck[1] not in ("none", "dev") or len(ck) < 3:
+        return
+    key = receiver_key(model)
+    scope, cls = walk.scope, walk.scope.cls
+    refs = []
+    if key == "self" and cls is not None:
+        refs = [(walk.path, cls.node.name)]
+    elif key and key.startswith("self.") and cls is not None and key.count(".") == 1:
+        refs = cls.owned.get(key[5:], [])
+    elif key and "." not in key:
+        refs = scope.built.get(key) or []
+    load = ck[2]
+    seg = walk.segment(load).replace("{", "{{").replace("}", "}}")
+    name = (key or "the model").replace("{", "{{").replace("}", "}}")
+    moved = key in scope.moved
+    if not refs and not moved:
+        return
+    add_event(walk, load, refs, "built",
+              MESSAGE.format(load=seg, name=name, how="moved at line {line}{where} in the constructor of '{cls}'"),
+              "'{cls}' moves it to the device here, in its constructor",
+              moved_message=MESSAGE.format(load=seg, name=name, how="moved earlier in this function")
+              .replace("{{", "{").replace("}}", "}") if moved else None, rule=RULE)

@@ -1,0 +1,242 @@
+"""devcopy-host-sync-in-loop: `.item()`, `.cpu()`, `.tolist()`, `.numpy()`,
+`float(t)`, `print(t)` on every iteration of a loop, judged as the C++ check
+judges them: periodic guards are fine, so are values the host needs (control
+flow, indexing, host results) and per-sample output outside training steps."""
+import ast
+
+from .._kinds import MODULE, NUMPY, TENSOR, returns_tensor
+
+RULE = "devcopy-host-sync-in-loop"
+_READS = frozenset(("item", "tolist", "numpy", "cpu"))
+_CASTS = frozenset(("float", "int", "bool", "print"))
+_CONTAINERS = frozenset(("append", "extend", "add", "insert"))
+# Methods of meters, progress bars and loggers: per-step reporting.
+_PROGRESS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars",
+                       "log_metrics"))
+
+
+def _chained_copy(node):
+    """`x.cpu().numpy()`, `x.detach().cpu().item()`: the copy reports it."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in ("cpu", "numpy", "tolist", "to"):
+            return True
+        node = node.func.value
+    return False
+
+
+def _sync(walk, call, meth, recv):
+    """(what, tensor expression) when this call makes the host wait."""
+    if meth is not None:
+        target = call.func.value
+        if meth == "to":
+            kind, place = walk.move_target(call)
+            if kind != "device" or place != "cpu":
+                return None
+        elif meth not in _READS:
+            return None
+        if _chained_copy(target):
+            return None
+        if recv is None:
+            if meth == "tolist" or meth == "to":
+                return None
+        elif recv[0] != TENSOR or recv[1] == "cpu":
+            return None
+        if recv is None and isinstance(target, ast.Name) and walk.lookup(target.id) is not None:
+            return None
+        name = walk.segment(target)
+        if meth == "item":
+            return f"'item()' reads '{name}' on the host", target
+        return f"'{meth}()' copies '{name}' to the host", target
+    f = call.func
+    if isinstance(f, ast.Name) and f.id in _CASTS and len(call.args) == 1 and walk.lookup(f.id) is None:
+        k = walk.kind_of(call.args[0])
+        if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(call.args[0]):
+            verb = "prints" if f.id == "print" else "reads"
+            return f"'{f.id}()' {verb} '{walk.segment(call.args[0])}' on the host", call.args[0]
+    return None
+
+
+def on_call(walk, call, q, meth, recv):
+    loop = walk.in_loop()
+    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device:
+        return
+    if recv is not None and recv[0] in (MODULE, NUMPY):
+        return
+    found = _sync(walk, call, meth, recv)
+    if found is None or not loop.runs_every_iteration():
+        return
+    what, tensor = found
+    stmt = walk.stmt
+    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None:
+        return  # devcopy-discarded-copy reports a dropped read
+    if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name) and \
+            (walk.lookup(tensor.value.id) or ("",))[0] == TENSOR and \
+            loop.invariant(tensor.value) and not loop.invariant(tensor.slice):
+        return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
+                       f"this loop, one element at a time; copy '{tensor.value.id}' to the host once "
+                       "before the loop and read its elements there")
+    training = _training_step(walk)
+    printed = isinstance(call.func, ast.Name) and call.func.id == "print"
+    why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
+    if why is not None:
+        _report(walk, call, loop, f"{what} and waits for the device on every {why}")
+
+
+def on_comprehension(walk, node, gen):
+    """`[i for i, w in enumerate(words) if w != end]` over a device tensor: each
+    test of an element reads it on the host, one sync per element."""
+    loop = walk.in_loop()
+    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device or not gen.ifs:
+        return
+    it = gen.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        it = it.args[0]
+    k = walk.kind_of(it)
+    if not k or k[0] != TENSOR or k[1] == "cpu" or not loop.runs_every_iteration():
+        return
+    names = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+    if not any(isinstance(n, ast.Name) and n.id in names for c in gen.ifs for n in ast.walk(c)):
+        return
+    _report(walk, node, loop, f"testing each element of '{walk.segment(it)}' in Python reads it on the host "
+                              "and waits for the device once per element, on every iteration of this "
+                              "loop; compare on the device (torch.nonzero(...)) or copy it once with .tolist()")
+
+
+def _training_step(walk):
+    """Whether this code runs on every step of a training loop: the innermost
+    loop trains, or an inner loop (over metrics, heads) runs on every
+    iteration of one that does."""
+    for frame in reversed(walk.loops):
+        if not frame.runs_every_iteration():
+            return False
+        if frame.training:
+            return True
+    return False
+
+
+def _report(walk, call, loop, message):
+    walk.report(RULE, call, message, notes=[(walk.path, loop.node.lineno, loop.node.col_offset, "loop starts here")])
+
+
+_OUTPUT = ("training step, stalling the GPU queue each time, to report it; report every N "
+           "steps, or accumulate on the device and read once after the loop")
+
+
+_OUTPUT_ANY = ("iteration of this loop only to report it (a meter, a progress bar, a log); "
+               "accumulate on the device and read once after the loop, or every N steps")
+
+
+def _judge(walk, call, loop, training):
+    """Why the read is waste, or None when the host needs the value."""
+    top = walk.uses[-1] if walk.uses else None
+    if top is not None:
+        kind, name, node = top
+        if kind == "need":
+            return None
+        if name and name.startswith("torch.") and (name.count(".") == 1 and returns_tensor(name[6:])
+                                                   or name.startswith("torch.nn.functional.")):
+            return f"iteration of this loop, only to hand the value back to '{name}'; pass the tensor itself"
+        if name in _CONTAINERS and isinstance(node.func, ast.Attribute):
+            return _kept(walk, loop, node.func.value, training)
+        if name in _PROGRESS and isinstance(node.func, ast.Attribute) and not loop.around_training:
+            return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
+        return _OUTPUT if training else None
+    stmt = walk.stmt
+    if isinstance(stmt, ast.AugAssign):
+        if isinstance(stmt.target, ast.Name):
+            return (f"iteration of this loop, only to add it to '{stmt.target.id}'; accumulate on "
+                    "the device and read the total once after the loop")
+        return _OUTPUT if training else None
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if len(names) != len(targets):
+            return _OUTPUT if training else None  # a field or element: host results
+        return _follow(walk, loop, stmt, names[0], training)
+    return None
+
+
+def _kept(walk, loop, container, training):
+    """A value appended to a container: a local the loop only fills is read
+    after the loop (waste); a member, parameter or returned list holds results."""
+    if not isinstance(container, ast.Name):
+        return _OUTPUT if training else None
+    name = container.id
+    fn = walk.scope.func
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+    if name in params or _returned(fn, name) or _read_in(loop.node.body, name, exclude=_CONTAINERS):
+        return _OUTPUT if training else None
+    return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
+            "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
+
+
+def _returned(fn, name):
+    if fn is None:
+        return False
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None:
+            if any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(n.value)):
+                return True
+    return False
+
+
+def _read_in(body, name, exclude=()):
+    """Whether the loop reads `name` other than through the calls in exclude."""
+    receivers, loads = set(), []
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Attribute) and n.attr in exclude and isinstance(n.value, ast.Name):
+                receivers.add(id(n.value))
+            elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                loads.append(n)
+    return any(id(n) not in receivers for n in loads)
+
+
+def _follow(walk, loop, stmt, name, training):
+    """A read kept in a variable: judged by the variable's uses in the loop."""
+    uses = []  # before it too: the next iteration reads what this one kept
+    for s in _flat(loop.node.body):
+        if s is not stmt:
+            uses.extend(_uses_of(s, name))
+    if not uses:
+        return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep "
+                "the tensor and read it once after the loop")
+    if "need" in uses:
+        return None
+    if "accumulate" in uses:
+        return ("iteration of this loop, only to add it to a host total; accumulate on the "
+                "device and read the total once after the loop")
+    return _OUTPUT if training else None
+
+
+def _flat(body):
+    for s in body:
+        yield s
+        for field in ("body", "orelse", "finalbody"):
+            yield from _flat(getattr(s, field, []) or [])
+        for h in getattr(s, "handlers", []) or []:
+            yield from _flat(h.body)
+
+
+def _uses_of(stmt, name):
+    """How one statement uses `name`: 'need' (a condition or index),
+    'accumulate' (+= into a total), 'other'."""
+    out = []
+    tests = []
+    if isinstance(stmt, (ast.If, ast.While)):
+        tests.append(stmt.test)
+    elif isinstance(stmt, ast.Assert):
+        tests.append(stmt.test)
+    for t in tests:
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+            out.append("need")
+    own = [stmt] if not isinstance(stmt, (ast.If, ast.While, ast.For, ast.With, ast.Try)) else []
+    for s in own:
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Subscript, ast.Compare)):
+                inner = n.slice if isinstance(n, ast.Subscript) else n
+                if any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(inner)):
+                    out.append("need")
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                out.append("accumulate" if isinstance(s, ast.AugAssign) else "other")
+    return out

@@ -1,0 +1,111 @@
+"""devcopy-redundant-chain: two copying calls in a row where one is cheaper:
+round trips, the same target twice, a copy and a clone, a transfer and then
+a narrowing cast, a temporary made only to feed copy_()."""
+import ast
+
+from .._kinds import MODULE, NARROW_DTYPES
+
+RULE = "devcopy-redundant-chain"
+_NARROW_METHODS = {"half": "float16", "bfloat16": "bfloat16", "byte": "uint8", "char": "int8",
+                   "short": "int16", "bool": "bool"}
+
+
+def _step(walk, call):
+    """What one call in a chain does: ('host'|'dev'|'clone'|'cast'|None, detail)."""
+    f = call.func
+    if not isinstance(f, ast.Attribute):
+        return None, None
+    m = f.attr
+    if m == "cpu" and not call.args:
+        return "host", "cpu()"
+    if m == "cuda":
+        return "dev", "cuda()" if not call.args else walk.segment(call)
+    if m == "clone":
+        return "clone", None
+    if m == "type" and call.args:  # .type(torch.FloatTensor): a CPU type, so also a move
+        q = walk.imports.qual(call.args[0]) or ""
+        if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+            return "dev", q
+        if q.startswith("torch.") and q.endswith("Tensor") and q.count(".") == 1:
+            return "host", q
+    if m in _NARROW_METHODS:
+        return "cast", _NARROW_METHODS[m]
+    if m == "to":
+        kind, place = walk.move_target(call)
+        if kind == "device":
+            if place is None and walk.facts.names_accelerator:
+                place = "dev"  # a device chosen at run time, in a program that uses one
+            where = {"cpu": "host", "dev": "dev"}.get(place, "somewhere")
+            return where, ast.unparse(call.args[0]) if call.args else walk.segment(call)
+        if kind == "dtype":
+            return "cast", place
+    return None, None
+
+
+def on_call(walk, call, q, meth, recv):
+    if meth is None or walk.facts.cpu_fixed:
+        return
+    inner = call.func.value
+    if meth == "copy_" and call.args:
+        return _copy_into(walk, call)
+    if not isinstance(inner, ast.Call):
+        return
+    outer_kind, outer_detail = _step(walk, call)
+    if outer_kind is None:
+        return
+    through_detach = False
+    if isinstance(inner.func, ast.Attribute) and inner.func.attr == "detach" and outer_kind == "clone":
+        inner, through_detach = inner.func.value, True
+        if not isinstance(inner, ast.Call):
+            return
+    inner_kind, inner_detail = _step(walk, inner)
+    if inner_kind is None or not isinstance(inner.func, ast.Attribute):
+        return
+    base = inner.func.value
+    base_kind = walk.kind_of(base)
+    if base_kind and base_kind[0] == MODULE:
+        return
+    name = walk.segment(base)
+    place = base_kind[1] if base_kind and base_kind[0] == "T" else None
+    if {inner_kind, outer_kind} == {"host", "dev"} and not through_detach:
+        if (inner_kind == "host" and place == "cpu") or (inner_kind == "dev" and place == "dev"):
+            return  # the first call copies nothing: the tensor is already there
+        there = "to the host" if inner_kind == "host" else "to the device"
+        back = "back to the device" if outer_kind == "dev" else "back to the host"
+        walk.report(RULE, call, f"round trip: '{name}' is copied {there} and at once {back}; if it "
+                                "must end up where it started, drop both calls")
+        return
+    same = inner_detail == outer_detail or "cuda()" in (inner_detail, outer_detail)
+    if inner_kind == outer_kind in ("host", "dev") and same:
+        walk.report(RULE, call, f"'{name}' is sent {'to the host' if inner_kind == 'host' else 'to the device'} "
+                                "twice in a row; the second call copies nothing and can go",
+                    fixes=_drop_outer(walk, call))
+        return
+    if "clone" in (inner_kind, outer_kind) and {inner_kind, outer_kind} & {"host", "dev"}:
+        walk.report(RULE, call, f"'{name}' is copied twice: a clone and a transfer each make a "
+                                "new tensor; one to(..., copy=True) copies once")
+        return
+    if inner_kind in ("host", "dev") and outer_kind == "cast" and outer_detail in NARROW_DTYPES:
+        walk.report(RULE, call, f"'{name}' is copied {'to the host' if inner_kind == 'host' else 'to the device'} "
+                                f"at full width and then cast to {outer_detail}; cast first (or pass "
+                                f"dtype= to the same to()) so fewer bytes cross the bus")
+
+
+def _copy_into(walk, call):
+    arg = call.args[0]
+    if not isinstance(arg, ast.Call) or not isinstance(arg.func, ast.Attribute):
+        return
+    kind, detail = _step(walk, arg)
+    if kind == "clone" or (kind == "cast" and detail):
+        walk.report(RULE, arg, f"'{walk.segment(arg)}' makes a temporary only to feed copy_(), "
+                               "which converts and copies by itself; pass the source directly")
+
+
+def _drop_outer(walk, call):
+    if call.lineno != call.end_lineno:
+        return []
+    line = walk.lines[call.lineno - 1]
+    enc = line.encode("utf-8")
+    start = len(enc[:call.func.value.end_col_offset].decode("utf-8", "replace"))
+    end = len(enc[:call.end_col_offset].decode("utf-8", "replace"))
+    return [(call.lineno, start, end, "")]
