@@ -10,6 +10,12 @@ PyTorch models.
 The extension (devcopy._C) is built by the project's CMake against the
 interpreter's own torch; see the README's "Python" section.
 """
+try:
+    from ._version import __version__  # written by the build from the project's VERSION
+except ImportError:  # a source checkout, never built: the VERSION file itself
+    from pathlib import Path as _Path
+    __version__ = (_Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
+
 import torch  # noqa: F401  (loads libtorch before the extension links to it)
 
 from . import _C
@@ -23,5 +29,5 @@ __all__ = [
     "Finding", "Observation", "ProbeFailure", "Report", "assert_no_discarded_copies",
     "assert_no_findings", "available_memory", "check", "holders", "inspect",
     "inspect_distributed", "mark_read",
-    "observe", "scope",
+    "observe", "scope", "__version__",
 ]
