@@ -2,10 +2,12 @@
 python starts it (as python -m cProfile does): sys.argv, a __main__ module,
 sys.path[0] the script's folder; the report goes to stderr afterwards, also
 when the script raised or exited, and the exit status is the script's."""
+import builtins
 import os
 import runpy
 import sys
 import traceback
+import types
 
 from ._cli import CliError, write_output
 
@@ -25,10 +27,20 @@ def _status(exit):
 def _print_traceback(exc):
     """The traceback python prints, without runpy's and devcopy's frames."""
     tb = exc.__traceback__
-    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith((_HERE, "<frozen"))
-                              or tb.tb_frame.f_code.co_filename == runpy.__file__):
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith((_HERE, "<frozen", runpy.__file__)):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
+
+
+def _run_script(path):
+    """Runs `path` as `python path` does: a fresh __main__ module, __file__
+    absolute, sys.argv[0] as given."""
+    with open(path, "rb") as f:
+        source = f.read()
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=os.path.abspath(path), __builtins__=builtins, __cached__=None)
+    sys.modules["__main__"] = main
+    exec(compile(source, main.__file__, "exec"), main.__dict__)
 
 
 def run(args):
@@ -48,7 +60,7 @@ def run(args):
             if args.module:
                 runpy.run_module(args.target, run_name="__main__", alter_sys=True)
             else:
-                runpy.run_path(args.target, run_name="__main__")
+                _run_script(args.target)
         except SystemExit as e:
             status = _status(e)
         except KeyboardInterrupt as e:
