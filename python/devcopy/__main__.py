@@ -15,6 +15,7 @@ import sys
 
 from ._cli import CliError, read_input, write_output
 
+
 def _parser():
     p = argparse.ArgumentParser(prog="python -m devcopy", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
