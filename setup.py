@@ -36,7 +36,9 @@ class CMakeBuild(build_ext):
         build = Path(self.build_temp).resolve() / "cmake"
         args = ["-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                 "-DDEVCOPY_ANALYZER=OFF", "-DDEVCOPY_CLANGD=OFF", "-DDEVCOPY_EXAMPLES=OFF",
-                "-DDEVCOPY_TESTS=OFF", "-DBUILD_TESTING=OFF", "-DCMAKE_UNITY_BUILD=ON",
+                "-DDEVCOPY_TESTS=OFF", "-DBUILD_TESTING=OFF",
+                # DEVCOPY_UNITY_BUILD=OFF: one translation unit per source (bench/pip_install.sh)
+                f"-DCMAKE_UNITY_BUILD={os.environ.get('DEVCOPY_UNITY_BUILD', 'ON')}",
                 # -O2, as Debian builds its packages: -O3 costs compile time.
                 "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG",
                 f"-DDEVCOPY_PYTHON_EXECUTABLE={sys.executable}"]

@@ -80,6 +80,7 @@ def test_entry_point_is_declared():
     root = Path(__file__).resolve().parents[2]
     meta = tomllib.loads((root / "pyproject.toml").read_text())
     assert meta["project"]["entry-points"]["pytest11"] == {"devcopy.pytest_plugin": "devcopy.pytest_plugin"}
+    assert (root / meta["project"]["readme"]).is_file()  # the package's own readme
 
 
 def _pytest_subprocess(tmp_path, *args, ini=None):
