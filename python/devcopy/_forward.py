@@ -5,11 +5,14 @@ also when it raises.
 
 A forward that raises runs no forward hook in torch before 2.1; there the
 pre-hook hands forward its own arguments in a tuple subclass (`_Args`, the
-same items) whose finalizer pops the entry when the call's frame is freed:
-when the exception is handled, or the traceback dropped. From torch 2.1
-the hook is registered with always_call and pops it at once.
+same items) whose finalizer pops the entry once the call's frame has ended:
+when the exception is handled, or the traceback dropped. Where a later
+pre-hook replaced the arguments, the tuple goes while the call still runs;
+the entry then waits for the next hook to see its frame gone. From torch
+2.1 the hook is registered with always_call and pops it at once.
 """
 import inspect
+import sys
 import threading
 
 from torch.nn.modules import module as _M
@@ -37,10 +40,14 @@ def innermost():
 class _Entry:
     """One watched module's forward running on one thread."""
 
-    def __init__(self, owner, name, native):
+    def __init__(self, owner, name, native, frame=None):
         self.owner, self.name = owner, name
         self.thread = threading.get_ident()
-        self.stale = False
+        # The module call's frame (torch < 2.1), by id: a reference would keep
+        # the frame, and so the _Args, alive after an exception.
+        self.frame = id(frame) if frame is not None else None
+        self.stale = False  # to close on its thread's next hook
+        self.orphan = False  # its _Args went while the call ran
         self.scope = _C.Scope(name) if native else None
         if self.scope is not None:
             self.scope.enter()
@@ -57,6 +64,7 @@ class _Entry:
         for i in range(len(entries) - 1, -1, -1):
             if entries[i] is self:
                 del entries[i]
+                self.frame = None
                 if self.scope is not None:
                     self.scope.exit()
                 return
@@ -72,12 +80,33 @@ class _Args(tuple):
         return self
 
     def __del__(self):
+        running = None
         for entry in self.entries.values():
+            if entry.thread == threading.get_ident() and entry.frame is not None:
+                running = _running() if running is None else running
+                if entry.frame in running:
+                    entry.orphan = True
+                    continue
             entry.close()
 
 
+def _running():
+    """The ids of the frames running on this thread."""
+    ids, f = set(), sys._getframe(1)
+    while f is not None:
+        ids.add(id(f))
+        f = f.f_back
+    return ids
+
+
 def _prune():
-    for entry in [e for e in stack() if e.stale]:
+    """Closes this thread's entries marked from another thread, and those
+    whose call ended without a forward hook (see the module's docstring)."""
+    entries = stack()
+    if not any(e.stale or e.orphan for e in entries):
+        return
+    running = _running()
+    for entry in [e for e in entries if e.stale or (e.orphan and e.frame not in running)]:
         entry.stale = False
         entry.close()
 
@@ -98,9 +127,10 @@ def hook(owner, names, native):
         if name is None:
             return None
         _prune()
-        entry = _Entry(owner, name, native)
         if _ALWAYS_CALL:
+            _Entry(owner, name, native)
             return None
+        entry = _Entry(owner, name, native, sys._getframe(1))  # _call_impl's
         args = args if isinstance(args, _Args) else _Args(args)
         args.entries[owner] = entry
         return args

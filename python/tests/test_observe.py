@@ -210,3 +210,23 @@ def test_a_finished_observation_cannot_be_re_entered():
     with pytest.raises(RuntimeError, match="already running"):
         with devcopy.observe() as running:
             running.__enter__()
+
+
+class _Leaky(nn.Module):
+    def forward(self, x):
+        x.double()  # discarded, in this module
+        return x
+
+
+def test_a_pre_hook_that_replaces_the_arguments_keeps_the_module():
+    model = nn.Sequential(_Leaky(), _Raises())
+    model[0].register_forward_pre_hook(lambda mod, args: (args[0] * 1,))
+    model[1].register_forward_pre_hook(lambda mod, args: (args[0] * 1,))
+    x = torch.randn(4)
+    with devcopy.observe(model) as obs:
+        with pytest.raises(ValueError):
+            model(x)
+        model[0](x)  # the next module call sees the failed call's frame gone
+        x.double()
+    modules = sorted((f.module, f.count) for f in obs.report.findings_of("discarded-copy"))
+    assert modules == [("", 1), ("0", 2)], str(obs.report)
