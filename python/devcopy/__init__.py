@@ -12,6 +12,12 @@ interpreter's own torch; see the README's "Python" section. torch and the
 extension are imported on first use of a runtime name (PEP 562), so that
 `python3 -m devcopy lint` runs where torch is not installed.
 """
+try:
+    from ._version import __version__  # written by the build from the project's VERSION
+except ImportError:  # a source checkout, never built: the VERSION file itself
+    from pathlib import Path as _Path
+    __version__ = (_Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
+
 import importlib
 
 # Public name -> the submodule that defines it.
@@ -28,7 +34,7 @@ __all__ = [
     "Finding", "Observation", "ProbeFailure", "Report", "assert_no_discarded_copies",
     "assert_no_findings", "available_memory", "check", "holders", "inspect",
     "inspect_distributed", "mark_read",
-    "observe", "scope",
+    "observe", "scope", "__version__",
 ]
 
 

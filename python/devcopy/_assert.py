@@ -1,7 +1,5 @@
 """Assertions that read well in pytest's output: the message is the probe's
 whole text report of the offending findings."""
-import contextlib
-
 from ._observe import observe
 
 
@@ -13,7 +11,14 @@ def _kinds(kind):
 
 def assert_no_findings(report, kind=None, msg=None):
     """Fails with the report's text when `report` has findings (of `kind`:
-    a rule id or a collection of them, all kinds when None)."""
+    a rule id or a collection of them, all kinds when None).
+
+    Args:
+        report: a devcopy.Report.
+        kind: a rule id, a collection of rule ids, or None for all.
+        msg: the first line of the failure (a summary when None).
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one
     kinds = _kinds(kind)
     bad = [f for f in report.findings if kinds is None or f.kind in kinds]
     if not bad:
@@ -29,10 +34,24 @@ def assert_no_findings(report, kind=None, msg=None):
     raise AssertionError("\n".join(lines) + "\n\n" + str(shown))
 
 
-@contextlib.contextmanager
-def assert_no_discarded_copies(model=None):
+class assert_no_discarded_copies:
     """`with devcopy.assert_no_discarded_copies(model): model(x)` fails when
-    the block discarded a copy, naming each one's file and line."""
-    with observe(model) as obs:
-        yield obs
-    assert_no_findings(obs.report, "discarded-copy")
+    the block discarded a copy, naming each one's file and line.
+
+    Args:
+        model: optional torch.nn.Module whose parameters and modules the
+            findings name.
+    """
+
+    def __init__(self, model=None):
+        self._observation = observe(model)
+
+    def __enter__(self):
+        return self._observation.__enter__()
+
+    def __exit__(self, *exc):
+        __tracebackhide__ = True  # a class, not contextlib: no frame of its own
+        self._observation.__exit__(*exc)
+        if exc[0] is None:
+            assert_no_findings(self._observation.report, "discarded-copy")
+        return False

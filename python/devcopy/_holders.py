@@ -14,6 +14,7 @@ from typing import List, Tuple
 import torch
 
 from . import _C
+from ._roots import Roots, named_modules, named_tensors
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _MAX_DEPTH = 8
@@ -51,10 +52,8 @@ def _reachable(model, roots):
                 ptrs.add(_storage(t.grad)[0])
 
     for m in [model] + [m for _, m in roots.modules]:
-        for p in m.parameters():
-            add(p)
-        for b in m.buffers():
-            add(b)
+        for _, t in named_tensors(m, "_parameters") + named_tensors(m, "_buffers"):
+            add(t)
     for _, t in roots.tensors + roots.held + roots.state:
         add(t)
     return ptrs
@@ -177,12 +176,22 @@ def _chains(target, names, limit=3):
 def holders(model, roots=None, device=None) -> List[Holder]:
     """The tensors Python holds on `device` (all devices when None) that are
     not reachable from `model` and `roots`, largest first, each with the
-    chains of objects that keep it alive."""
-    from ._roots import Roots
-    r = roots if hasattr(roots, "held") else Roots(model, roots)
-    want = torch.device(device) if device is not None else None
+    chains of objects that keep it alive.
+
+    Args:
+        model: the torch.nn.Module whose tensors are reachable.
+        roots: what else is kept on purpose, as for devcopy.inspect().
+        device: a torch.device or its name ("cuda:0"); None for all.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"devcopy.holders: expected a torch.nn.Module, got {type(model).__name__}")
+    r = roots if isinstance(roots, Roots) else Roots(model, roots)
+    try:
+        want = torch.device(device) if device is not None else None
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"devcopy.holders: device={device!r} is not a device ({e})") from None
     reachable = _reachable(model, r)
-    names = {id(m): ("model." + n if n else "model") for n, m in model.named_modules()}
+    names = {id(m): ("model." + n if n else "model") for n, m in named_modules(model)}
     stale = {}
     with warnings.catch_warnings():
         # isinstance() on every live object touches deprecated module

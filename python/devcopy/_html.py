@@ -12,6 +12,7 @@ _SEGMENTS = (  # key, label, colour
     ("unreachable", "unreachable", "#f28e2b"),
     ("cached", "cached, unused", "#bab0ac"),
 )
+_PART = {"reachable": "reachable, not shared or duplicated"}  # its segment, not its figure
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222;max-width:70em}
@@ -32,7 +33,9 @@ def _e(x):
 
 
 def device_figures(report):
-    """Bytes per device and segment, as the bars draw them."""
+    """Bytes per device and segment, as the legend gives them: "reachable"
+    is the text report's figure (each storage once), of which "shared" and
+    "duplicated" are parts."""
     figs = {}
 
     def dev(name):
@@ -54,21 +57,26 @@ def device_figures(report):
                 dev(t)["duplicated"] += f.bytes // len(targets)
         elif f.kind == "unreachable-allocation":
             dev(f.devices[0])["unreachable"] += f.bytes
-    # Shared and duplicated bytes are part of the reachable ones: draw them
-    # out of it, so the bar's length is what the device holds.
-    for f in figs.values():
-        f["reachable"] = max(f["reachable"] - f["shared"] - f["duplicated"], 0)
     return figs
+
+
+def _drawn(f):
+    """The bar's segments: shared and duplicated bytes drawn out of the
+    reachable ones, so the bar's length is what the device holds."""
+    drawn = dict(f)
+    drawn["reachable"] = max(f["reachable"] - f["shared"] - f["duplicated"], 0)
+    return drawn
 
 
 def _bars(report):
     out = []
     for name, f in device_figures(report).items():
-        total = sum(f.values()) or 1
+        d = _drawn(f)
+        total = sum(d.values()) or 1
         spans = "".join(
-            f'<span class="seg-{k}" data-bytes="{f[k]}" title="{_e(label)}: {_e(_C.format_bytes(f[k]))}" '
-            f'style="width:{100.0 * f[k] / total:.3f}%;background:{colour}"></span>'
-            for k, label, colour in _SEGMENTS if f[k] > 0)
+            f'<span class="seg-{k}" data-bytes="{d[k]}" title="{_e(_PART.get(k, label))}: '
+            f'{_e(_C.format_bytes(d[k]))}" style="width:{100.0 * d[k] / total:.3f}%;background:{colour}"></span>'
+            for k, label, colour in _SEGMENTS if d[k] > 0)
         legend = "".join(
             f'<span><i style="background:{colour}"></i>{_e(label)} '
             f'<b class="fig-{k}">{_e(_C.format_bytes(f[k]))}</b></span>'

@@ -1,5 +1,7 @@
 """inspect(), check() and available_memory(): the probe's own functions on
 Python models."""
+import math
+import numbers
 import sys
 
 import torch
@@ -8,6 +10,53 @@ from . import _C
 from ._holders import annotate_unreachable
 from ._report import ProbeFailure, Report
 from ._roots import Roots
+
+
+def _number(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _count(v):
+    return math.isfinite(v) and v >= 0 and v == int(v)
+
+
+def _ratio(v):
+    return math.isfinite(v) and v >= 0
+
+
+# InspectOptions' fields: the type each takes (a TypeError otherwise), the
+# values it accepts (a ValueError otherwise), the conversion, and in words.
+_FLAG = (lambda v: isinstance(v, bool), lambda v: True, bool, "True or False")
+_BYTES = (_number, _count, int, "a number of bytes, an int >= 0")
+_OPTIONS = {
+    "gradients": _FLAG,
+    "allocator": _FLAG,
+    "unreachable_threshold": _BYTES,
+    "cached_threshold": _BYTES,
+    "cached_ratio": (_number, _ratio, float, "a finite number >= 0"),
+    "block_details": (_number, _count, int, "a number of blocks, an int >= 0"),
+}
+
+
+_MAX_TIMEOUT = 1e9  # seconds: as milliseconds past now, it must fit a clock's int64
+
+
+def _a(name):
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def _options(fn, options):
+    """`options` checked against InspectOptions, converted to its types."""
+    out = {}
+    for name, value in options.items():
+        if name not in _OPTIONS:
+            raise TypeError(f"devcopy.{fn}: unknown option '{name}' (options: {', '.join(_OPTIONS)})")
+        is_type, accepts, convert, words = _OPTIONS[name]
+        if not is_type(value) or not accepts(value):
+            error = TypeError if not is_type(value) else ValueError
+            raise error(f"devcopy.{fn}: option {name}={value!r}: expected {words}")
+        out[name] = convert(value)
+    return out
 
 
 def inspect(model, roots=None, **options) -> Report:
@@ -19,7 +68,7 @@ def inspect(model, roots=None, **options) -> Report:
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"devcopy.inspect: expected a torch.nn.Module, got {type(model).__name__}")
     r = Roots(model, roots)
-    native = _C.inspect(model, r.tensors, r.modules, r.held, r.state, options)
+    native = _C.inspect(model, r.tensors, r.modules, r.held, r.state, _options("inspect", options))
     if any(f.kind == "unreachable-allocation" for f in native.findings):
         native = annotate_unreachable(native, model, r)
     return Report(native)
@@ -70,10 +119,25 @@ def inspect_distributed(model, group=None, roots=None, timeout=120.0, **options)
     replicated-across-ranks and the per-rank memory table (to_json()'s
     "ranks", "replicated", "rank_skew"). A collective: every rank must call
     it. Each of its two all-gathers gives up after `timeout` seconds with a
-    ValueError naming the rank and the step."""
+    ValueError naming the rank and the step.
+
+    Args:
+        model: the torch.nn.Module each rank holds.
+        group: a torch.distributed.ProcessGroup; None for the default one.
+        roots: what else is kept on purpose, as for inspect().
+        timeout: seconds each all-gather waits, a finite number > 0.
+        options: InspectOptions' fields, as for inspect().
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError("devcopy.inspect_distributed: expected a torch.nn.Module, "
                         f"got {type(model).__name__}")
+    if not _number(timeout):
+        raise TypeError(f"devcopy.inspect_distributed: timeout={timeout!r}: expected a number of "
+                        "seconds")
+    if not (math.isfinite(timeout) and 0 < timeout <= _MAX_TIMEOUT):
+        raise ValueError(f"devcopy.inspect_distributed: timeout={timeout!r}: expected a number of "
+                         f"seconds > 0 and at most {_MAX_TIMEOUT:g}")
+    options = _options("inspect_distributed", options)
     if not hasattr(_C, "inspect_distributed"):
         raise RuntimeError("devcopy.inspect_distributed: this build's LibTorch has no c10d headers")
     import torch.distributed as dist
@@ -82,6 +146,10 @@ def inspect_distributed(model, group=None, roots=None, timeout=120.0, **options)
             raise RuntimeError("devcopy.inspect_distributed: torch.distributed is not initialized; "
                                "call init_process_group() first or pass group=")
         group = dist.distributed_c10d._get_default_group()
+    elif not isinstance(group, dist.ProcessGroup):
+        raise TypeError(f"devcopy.inspect_distributed: group is {_a(type(group).__name__)}; "
+                        "expected a torch.distributed.ProcessGroup (new_group()), or None for "
+                        "the default group")
     r = Roots(model, roots)
     return Report(_C.inspect_distributed(model, r.tensors, r.modules, r.held, r.state, options,
                                          group, float(timeout)))

@@ -11,16 +11,16 @@ opens a devcopy ModuleScope named "<module> at <file>:<line>" (or
 the C++ observer's finding carries the user's own line. Only the copy calls
 pay for the frame lookup; every torch call in the block pays the mode's
 dispatch (a few microseconds), and nothing outside the block does.
-Which module: global forward hooks push the watched model's module names.
+Which module: global forward hooks push the watched model's module names
+(_forward.py).
 """
 import os
 import sys
-import threading
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import _C
+from . import _C, _forward
 from ._report import Report
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
@@ -30,24 +30,9 @@ _COPY_CALLS = frozenset({
     "bfloat16", "int", "long", "short", "char", "byte", "bool", "pin_memory", "copy_",
     "to_dense", "to_sparse",
 })
-_local = threading.local()
 # True when the C++ observer asks Python for each copy's location itself
 # (any thread); otherwise the TorchFunctionMode below names it (its thread).
 NATIVE_LOCATIONS = _C.install_location_provider([_TORCH_DIR, _HERE])
-
-
-def _modules():
-    stack = getattr(_local, "modules", None)
-    if stack is None:
-        stack = _local.modules = []
-    return stack
-
-
-def _scopes():
-    stack = getattr(_local, "scopes", None)
-    if stack is None:
-        stack = _local.scopes = []
-    return stack
 
 
 def user_frame(depth=1):
@@ -71,15 +56,16 @@ def _short(path):
 
 class _Where(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        __tracebackhide__ = True  # an error in the call shows the user's line
         kwargs = kwargs or {}
         if getattr(func, "__name__", None) not in _COPY_CALLS:
             return func(*args, **kwargs)
         f = user_frame(2)
         if f is None:
             return func(*args, **kwargs)
-        stack = _modules()
+        module = _forward.innermost()
         where = f"{_short(f.f_code.co_filename)}:{f.f_lineno}"
-        scope = _C.Scope(f"{stack[-1]} at {where}" if stack else where)
+        scope = _C.Scope(f"{module} at {where}" if module else where)
         scope.enter()
         try:
             return func(*args, **kwargs)
@@ -104,6 +90,9 @@ class Observation:
         self._final = None
 
     def __enter__(self):
+        if self._final is not None:
+            raise RuntimeError("devcopy.observe: this observation is finished and cannot be "
+                               "re-entered; start a new one with devcopy.observe()")
         if self._native is not None:
             raise RuntimeError("devcopy.observe: this observation is already running")
         self._native = _C.Observer()
@@ -122,36 +111,15 @@ class Observation:
         for h in self._hooks:
             h.remove()
         self._hooks = []
-        _modules().clear()
-        for s in reversed(_scopes()):
-            s.exit()
-        _scopes().clear()
+        _forward.close_all(self)
         self._final = Report(self._native.close())
         return False
 
     def _hook_modules(self, model):
-        from torch.nn.modules import module as M
-        names = {id(m): n for n, m in model.named_modules() if n}
-
-        def pre(mod, _inputs):
-            name = names.get(id(mod))
-            if name is not None:
-                _modules().append(name)
-                if NATIVE_LOCATIONS:  # the module is the probe's scope itself
-                    scope = _C.Scope(name)
-                    scope.enter()
-                    _scopes().append(scope)
-
-        def post(mod, _inputs, _output):
-            if id(mod) in names:
-                stack = _modules()
-                if stack:
-                    stack.pop()
-                scopes = _scopes()
-                if scopes:
-                    scopes.pop().exit()
-
-        self._hooks = [M.register_module_forward_pre_hook(pre), M.register_module_forward_hook(post)]
+        from ._roots import named_modules
+        names = {id(m): n for n, m in named_modules(model) if n}
+        # With native locations the module is the probe's scope itself.
+        self._hooks = _forward.hook(self, names, NATIVE_LOCATIONS)
 
     @property
     def report(self) -> Report:

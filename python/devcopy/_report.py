@@ -8,15 +8,50 @@ from typing import List, Tuple
 
 from . import _C
 
+_STR, _INT, _STRS = "a string", "an integer", "a list of strings"
+# Each saved list, the binding that holds its items, and their fields.
 _FIELDS = {
-    "findings": (_C.Finding, ("kind", "message", "bytes", "devices", "tensors", "op", "module",
-                              "details", "location")),
-    "shared": (_C.SharedStorage, ("device", "bytes", "tensors")),
-    "devices": (_C.DeviceMemory, ("device", "reachable_bytes", "allocated_bytes", "reserved_bytes",
-                                  "reserved_unused_bytes", "largest_free_block")),
-    "copies": (_C.CopyRoute, ("src_device", "dst_device", "dtype", "count", "bytes")),
-    "skipped": (_C.Skipped, ("tensor", "reason")),
+    "findings": (_C.Finding, {"kind": _STR, "message": _STR, "bytes": _INT, "devices": _STRS,
+                              "tensors": _STRS, "op": _STR, "module": _STR, "details": _STRS,
+                              "location": _STR, "file": _STR, "line": _INT, "function": _STR,
+                              "count": _INT}),
+    "shared": (_C.SharedStorage, {"device": _STR, "bytes": _INT, "tensors": _STRS}),
+    "devices": (_C.DeviceMemory, {"device": _STR, "reachable_bytes": _INT, "allocated_bytes": _INT,
+                                  "reserved_bytes": _INT, "reserved_unused_bytes": _INT,
+                                  "largest_free_block": _INT}),
+    "copies": (_C.CopyRoute, {"src_device": _STR, "dst_device": _STR, "dtype": _STR, "count": _INT,
+                              "bytes": _INT}),
+    "skipped": (_C.Skipped, {"tensor": _STR, "reason": _STR}),
 }
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
+def _fits(value, kind):
+    if kind == _STR:
+        return isinstance(value, str)
+    if kind == _INT:
+        return isinstance(value, int) and not isinstance(value, bool) and value in _INT64
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _checked(where, item, fields):
+    """`item` (the saved object at `where`, "findings[3]") when each field
+    it has is of its type; ValueError naming the first that is not."""
+    if not isinstance(item, dict):
+        raise ValueError(f"devcopy: {where} is {_json_type(item)}, expected an object")
+    for name, kind in fields.items():
+        if name in item and not _fits(item[name], kind):
+            raise ValueError(f"devcopy: {where}.{name} is {_json_type(item[name])}, expected {kind}")
+    return item
+
+
+def _json_type(value):
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int) and value not in _INT64:
+        return "an integer out of range"
+    names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}
+    return names.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -122,26 +157,45 @@ class Report:
 
     @classmethod
     def from_json(cls, text: str) -> "Report":
-        """A report saved with to_json() (by Python or C++)."""
+        """A report saved with to_json() (by Python or C++).
+
+        Args:
+            text: the JSON text (str, bytes or bytearray).
+
+        Raises:
+            ValueError: the text is not a devcopy JSON report; the message
+                names the first field that is wrong.
+        """
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise TypeError(f"devcopy: Report.from_json takes the JSON text, got {type(text).__name__}")
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise ValueError("devcopy: not a devcopy JSON report (nested too deeply)") from None
         except ValueError as e:
             raise ValueError(f"devcopy: not a devcopy JSON report ({e})") from None
         if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
             raise ValueError("devcopy: not a devcopy JSON report (no 'findings' list)")
         native = _C.Report()
-        for key, (kind, names) in _FIELDS.items():
-            for item in data.get(key, []):
+        for key, (kind, fields) in _FIELDS.items():
+            items = data.get(key, [])
+            if not isinstance(items, list):
+                raise ValueError(f"devcopy: {key} is {_json_type(items)}, expected a list")
+            for i, item in enumerate(items):
+                item = _checked(f"{key}[{i}]", item, fields)
                 obj = kind()
-                for name in names:
+                for name in fields:
                     if name in item and hasattr(obj, name):
                         setattr(obj, name, item[name])
                 if key == "findings" and item.get("file") and hasattr(obj, "location"):
                     obj.location = f"{item['file']}:{item.get('line', 0)}"
                     obj.function = item.get("function", "")
-                    obj.count = int(item.get("count", 1))
+                    obj.count = item.get("count", 1)
                 native.add(obj)
-        native.set_host_syncs(int(data.get("host_syncs", 0)))
+        syncs = data.get("host_syncs", 0)
+        if not _fits(syncs, _INT):
+            raise ValueError(f"devcopy: host_syncs is {_json_type(syncs)}, expected {_INT}")
+        native.set_host_syncs(syncs)
         return cls(native)
 
     def to_html(self, title: str = "devcopy report") -> str:

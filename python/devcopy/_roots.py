@@ -49,7 +49,7 @@ class Roots:
         if roots is None:
             return
         if any(isinstance(v, torch.optim.Optimizer) for v in _values(roots)):
-            self.param_names = {id(p): n for n, p in model.named_parameters()}
+            self.param_names = {id(p): n for n, p in named_tensors(model, "_parameters")}
         items = roots.items() if isinstance(roots, dict) else roots
         seen = set()
         for item in items:
@@ -63,3 +63,40 @@ def _values(roots):
     if isinstance(roots, dict):
         return list(roots.values())
     return [item[1] for item in roots if isinstance(item, tuple) and len(item) == 2]
+
+
+def _table(module, name):
+    """A module's _parameters, _buffers or _modules, read as the extension
+    reads them: from its instance dict first, so a subclass that overrides
+    attribute access, or never ran Module.__init__ (no tables: empty), is
+    walked like any other."""
+    table = vars(module).get(name)
+    if table is None:
+        try:
+            table = object.__getattribute__(module, name)
+        except AttributeError:
+            return {}
+    return table if table is not None else {}
+
+
+def named_modules(model):
+    """(name, module) for `model` ("") and each submodule, pre-order, each
+    module once, as torch's named_modules() gives them."""
+    out, seen, todo = [], set(), [("", model)]
+    while todo:
+        name, m = todo.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        out.append((name, m))
+        children = [(f"{name}.{k}" if name else k, c) for k, c in _table(m, "_modules").items()
+                    if c is not None]
+        todo.extend(reversed(children))
+    return out
+
+
+def named_tensors(model, table):
+    """(name, tensor) of one table ("_parameters" or "_buffers") of every
+    module in `model`."""
+    return [(f"{name}.{k}" if name else k, t) for name, m in named_modules(model)
+            for k, t in _table(m, table).items() if t is not None]

@@ -1,5 +1,6 @@
 #include "mirror.h"
 
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -8,41 +9,42 @@ namespace py = pybind11;
 namespace devcopy::python {
 namespace {
 
-// Calls `f(name, value)` for each item of a module's _parameters, _buffers or
-// _modules: a dict in eager modules (iterated without Python calls), a
-// mapping otherwise.
-template <class F> void for_items(py::handle module, const char *attr, F &&f) {
-  py::object items = module.attr(attr);
-  if (PyDict_Check(items.ptr())) {
-    PyObject *key;
-    PyObject *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(items.ptr(), &pos, &key, &value))
-      if (value != Py_None)
-        f(py::reinterpret_borrow<py::str>(key).cast<std::string>(), value);
-    return;
-  }
-  for (py::handle item : items.attr("items")()) {
-    py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
-    if (!kv[1].is_none())
-      f(kv[0].cast<std::string>(), kv[1].ptr());
-  }
+std::string a_type(py::handle obj) {
+  const std::string name = Py_TYPE(obj.ptr())->tp_name;
+  const bool vowel = !name.empty() && std::strchr("aeiouAEIOU", name[0]);
+  return (vowel ? "an " : "a ") + name;
 }
 
 } // namespace
 
 const at::Tensor &unpack_tensor(py::handle obj, const char *what) {
   if (!THPVariable_Check(obj.ptr()))
-    throw py::type_error(std::string("devcopy: ") + what + " is a " +
-                         Py_TYPE(obj.ptr())->tp_name + ", not a torch.Tensor");
+    throw py::type_error(std::string("devcopy: ") + what + " is " +
+                         a_type(obj) + ", not a torch.Tensor");
   return THPVariable_Unpack(obj.ptr());
 }
 
 namespace {
 
+void require_module(py::handle obj, const std::string &what) {
+  // torch.nn.Module itself, imported once: any subclass is accepted, however
+  // it overrides attribute access or whether it ran Module.__init__.
+  static PyObject *module_type =
+      py::object(py::module_::import("torch.nn").attr("Module"))
+          .release()
+          .ptr();
+  const int is = PyObject_IsInstance(obj.ptr(), module_type);
+  if (is < 0)
+    throw py::error_already_set();
+  if (!is)
+    throw py::type_error("devcopy: " + what + " is " + a_type(obj) +
+                         ", not a torch.nn.Module");
+}
+
 // A module's _parameters/_buffers/_modules: straight from its instance
-// __dict__ (interned keys, no attribute protocol), else through getattr.
-// Returns a new reference, or nullptr when the module has no such attribute.
+// __dict__ (interned keys, no attribute protocol, so no user override runs),
+// else through getattr. Returns a new reference, or nullptr when the module
+// has no such attribute (a subclass that never ran Module.__init__).
 PyObject *module_table(PyObject *m, PyObject *dict, PyObject *key) {
   if (dict) {
     if (PyObject *v = PyDict_GetItemWithError(dict, key))
@@ -60,6 +62,28 @@ struct Keys {
   PyObject *parameters = PyUnicode_InternFromString("_parameters");
   PyObject *buffers = PyUnicode_InternFromString("_buffers");
   PyObject *modules = PyUnicode_InternFromString("_modules");
+};
+
+const Keys &keys() {
+  static const Keys k; // interned once, never released
+  return k;
+}
+
+// The three tables of one module (each None-like when absent).
+struct Tables {
+  py::object parameters, buffers, modules;
+  explicit Tables(PyObject *m) {
+    PyObject *dict = PyObject_GenericGetDict(m, nullptr); // new reference
+    if (!dict)
+      PyErr_Clear();
+    py::object guard = py::reinterpret_steal<py::object>(dict);
+    parameters = py::reinterpret_steal<py::object>(
+        module_table(m, dict, keys().parameters));
+    buffers = py::reinterpret_steal<py::object>(
+        module_table(m, dict, keys().buffers));
+    modules = py::reinterpret_steal<py::object>(
+        module_table(m, dict, keys().modules));
+  }
 };
 
 // Calls f(key, value) for each non-None item of a table (a dict, or a
@@ -104,14 +128,9 @@ public:
 
   void walk(PyObject *m) {
     open_.insert(m);
-    PyObject *dict = PyObject_GenericGetDict(m, nullptr); // new reference
-    if (!dict)
-      PyErr_Clear();
-    py::object guard = py::reinterpret_steal<py::object>(dict);
+    const Tables tables(m);
     const std::size_t base = name_.size();
-    py::object params = py::reinterpret_steal<py::object>(
-        module_table(m, dict, keys().parameters));
-    for_table(params.ptr(), [&](std::string_view key, PyObject *p) {
+    for_table(tables.parameters.ptr(), [&](std::string_view key, PyObject *p) {
       name_.append(key);
       const at::Tensor &t =
           THPVariable_Check(p)
@@ -125,9 +144,7 @@ public:
       }
       name_.resize(base);
     });
-    py::object bufs = py::reinterpret_steal<py::object>(
-        module_table(m, dict, keys().buffers));
-    for_table(bufs.ptr(), [&](std::string_view key, PyObject *b) {
+    for_table(tables.buffers.ptr(), [&](std::string_view key, PyObject *b) {
       name_.append(key);
       buffers_.emplace_back(
           name_, THPVariable_Check(b)
@@ -135,12 +152,11 @@ public:
                      : unpack_tensor(b, ("buffer " + name_).c_str()));
       name_.resize(base);
     });
-    py::object children = py::reinterpret_steal<py::object>(
-        module_table(m, dict, keys().modules));
-    for_table(children.ptr(), [&](std::string_view key, PyObject *child) {
+    for_table(tables.modules.ptr(), [&](std::string_view key, PyObject *child) {
       if (open_.count(child))
         return;
       name_.append(key);
+      require_module(child, "submodule " + name_);
       name_.push_back('.');
       walk(child);
       name_.resize(base);
@@ -157,10 +173,6 @@ public:
   std::string name_;
 
 private:
-  static const Keys &keys() {
-    static const Keys k; // interned once, never released
-    return k;
-  }
   bool grads_;
   std::vector<std::pair<std::string, at::Tensor>> &compared_;
   std::vector<std::pair<std::string, at::Tensor>> &reachable_;
@@ -173,10 +185,7 @@ private:
 void flatten(py::handle module, const std::string &prefix, bool gradients,
              std::vector<std::pair<std::string, at::Tensor>> &compared,
              std::vector<std::pair<std::string, at::Tensor>> &reachable) {
-  if (!py::hasattr(module, "_parameters") || !py::hasattr(module, "_modules"))
-    throw py::type_error(std::string("devcopy: a ") +
-                         Py_TYPE(module.ptr())->tp_name +
-                         " is not a torch.nn.Module");
+  require_module(module, "the model");
   Flatten f(gradients, compared, reachable);
   f.name_ = prefix;
   f.walk(module.ptr());
@@ -184,32 +193,41 @@ void flatten(py::handle module, const std::string &prefix, bool gradients,
 }
 
 std::shared_ptr<torch::nn::Module> Mirror::build(py::handle module) {
+  require_module(module, "the model");
+  return build(module, "");
+}
+
+std::shared_ptr<torch::nn::Module> Mirror::build(py::handle module,
+                                                 const std::string &path) {
   auto found = done_.find(module.ptr());
   if (found != done_.end())
     return found->second;
-  const std::string type =
-      py::str(py::type::handle_of(module).attr("__name__"));
-  if (!py::hasattr(module, "_parameters") || !py::hasattr(module, "_modules"))
-    throw py::type_error("devcopy: a " + type + " is not a torch.nn.Module");
-  auto mirror = std::make_shared<torch::nn::Module>(type);
+  auto mirror = std::make_shared<torch::nn::Module>(
+      py::str(py::type::handle_of(module).attr("__name__")));
   done_.emplace(module.ptr(), mirror);
   open_.insert(module.ptr());
-  for_items(module, "_parameters", [&](const std::string &name, PyObject *p) {
-    const at::Tensor &t = unpack_tensor(p, ("parameter " + name).c_str());
+  const Tables tables(module.ptr());
+  for_table(tables.parameters.ptr(), [&](std::string_view key, PyObject *p) {
+    const std::string name(key);
+    const at::Tensor &t =
+        unpack_tensor(p, ("parameter " + path + name).c_str());
     // register_parameter sets requires_grad: pass the tensor's own flag, so
     // nothing about the model changes.
     mirror->register_parameter(name, t, t.requires_grad());
   });
-  if (py::hasattr(module, "_buffers"))
-    for_items(module, "_buffers", [&](const std::string &name, PyObject *b) {
-      mirror->register_buffer(name,
-                              unpack_tensor(b, ("buffer " + name).c_str()));
-    });
-  for_items(module, "_modules", [&](const std::string &name, PyObject *child) {
+  for_table(tables.buffers.ptr(), [&](std::string_view key, PyObject *b) {
+    const std::string name(key);
+    mirror->register_buffer(
+        name, unpack_tensor(b, ("buffer " + path + name).c_str()));
+  });
+  for_table(tables.modules.ptr(), [&](std::string_view key, PyObject *child) {
     // A module that contains its own ancestor: once is enough (a C++ tree
     // with a cycle would recurse forever).
-    if (!open_.count(child))
-      mirror->register_module(name, build(child));
+    const std::string name(key);
+    if (open_.count(child))
+      return;
+    require_module(child, "submodule " + path + name);
+    mirror->register_module(name, build(child, path + name + "."));
   });
   open_.erase(module.ptr());
   return mirror;

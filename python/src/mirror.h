@@ -18,13 +18,15 @@
 namespace devcopy::python {
 
 /// Mirrors Python modules. One instance per call: shared submodules map to
-/// one C++ module. Throws pybind11::type_error on an object that is not a
-/// torch.nn.Module-like tree (no _parameters/_buffers/_modules).
+/// one C++ module. Throws pybind11::type_error, naming the object's path, on
+/// one that is not a torch.nn.Module; any subclass is accepted.
 class Mirror {
 public:
   std::shared_ptr<torch::nn::Module> build(pybind11::handle module);
 
 private:
+  std::shared_ptr<torch::nn::Module> build(pybind11::handle module,
+                                           const std::string &path);
   std::unordered_map<PyObject *, std::shared_ptr<torch::nn::Module>> done_;
   std::unordered_set<PyObject *> open_; // being built: its ancestors
 };

@@ -6,6 +6,7 @@
 #include <devcopy/distributed.h>
 #include <devcopy/mode.h>
 #include <devcopy/probe.h>
+#include <devcopy/rules_catalog.h>
 
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
@@ -305,6 +306,14 @@ PYBIND11_MODULE(_C, m) {
     return available_memory(c10::Device(device));
   });
   m.def("format_bytes", &format_bytes);
+  // The runtime rule ids and summaries (rules/*.md), for the pytest marker.
+  m.def("runtime_rules", [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const rules::Rule &r : rules::kAll)
+      if (r.kind == "runtime")
+        out.emplace_back(std::string(r.id), std::string(r.summary));
+    return out;
+  });
   // The mode DEVCOPY_PROBE names, read by the probe's own code (one place).
   m.def("mode_from_env", [](const std::string &fallback) {
     return std::string(to_string(mode_from_env(parse_mode(fallback))));

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import devcopy
 
@@ -57,6 +58,32 @@ def test_page_figures():
     assert '<td class="where">offload.py:14</td>' in html
     assert "546.00 MiB" in html and "cuda:0 &rarr; cpu" in html
     assert "http" not in html  # self-contained: nothing fetched
+
+
+def legend(html, device):
+    block = re.search(rf'data-device="{re.escape(device)}">(.*?)</div></div>', html).group(1)
+    return dict(re.findall(r'class="fig-(\w+)">([^<]*)<', block))
+
+
+def text_reachable(report):
+    return dict(re.findall(r"devcopy: memory on (\S+): (.+?) reachable", str(report)))
+
+
+def test_html_figures_agree_with_the_text_report():
+    # Tied weights: one storage, shared by two parameters, counted once.
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Linear(256, 256),
+                                torch.nn.Linear(256, 256))
+    model[2].weight = model[0].weight
+    model[1].bias.data = model[0].bias.data.clone()  # a duplicate
+    for report in (devcopy.inspect(model), devcopy.Report.from_json(json.dumps(SAVED))):
+        html = report.to_html()
+        text = text_reachable(report)
+        assert text, str(report)
+        for device, figure in text.items():
+            assert legend(html, device)["reachable"] == figure, (device, str(report))
+            shown = sum(segments(html, device).get(k, 0) for k in ("reachable", "shared", "duplicated"))
+            assert shown == next(d.reachable_bytes for d in report.devices if d.device == device)
+    assert legend(devcopy.inspect(model).to_html(), "cpu")["shared"] != "0 B"
 
 
 def test_notebook_fragment_and_escaping():

@@ -156,3 +156,77 @@ def test_state_loaded_through_the_device_is_a_transient_copy():
     with devcopy.observe(lin) as obs:
         lin.load_state_dict(state)  # host -> parameters, once
     assert obs.report.findings_of("transient-device-copy") == [], str(obs.report)
+
+
+class _Raises(nn.Module):
+    def forward(self, x):
+        raise ValueError("bad input")
+
+
+class _Catches(nn.Module):
+    """Calls a child that raises, handles it, then copies: its own copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = _Raises()
+
+    def forward(self, x):
+        try:
+            self.inner(x)
+        except ValueError:
+            pass
+        x.double()  # discarded, in this module
+        return x
+
+
+def test_scope_is_popped_when_forward_raises():
+    model = nn.Sequential(nn.Linear(4, 4), _Raises())
+    x = torch.randn(4)
+    with devcopy.observe(model) as obs:
+        with pytest.raises(ValueError):
+            model(torch.randn(2, 4))
+        x.double()  # after the failed call: in no module
+    (f,) = obs.report.findings_of("discarded-copy")
+    assert f.module == "", str(obs.report)
+    assert devcopy._forward.stack() == []
+
+
+def test_a_handled_exception_leaves_the_outer_module_current():
+    model = nn.Sequential(_Catches())
+    with devcopy.observe(model) as obs:
+        model(torch.randn(4))
+        model(torch.randn(4))
+    found = obs.report.findings_of("discarded-copy")
+    assert found and {f.module for f in found} == {"0"}, str(obs.report)
+
+
+def test_a_finished_observation_cannot_be_re_entered():
+    obs = devcopy.observe()
+    with obs:
+        pass
+    with pytest.raises(RuntimeError, match="finished and cannot be re-entered"):
+        with obs:
+            pass
+    with pytest.raises(RuntimeError, match="already running"):
+        with devcopy.observe() as running:
+            running.__enter__()
+
+
+class _Leaky(nn.Module):
+    def forward(self, x):
+        x.double()  # discarded, in this module
+        return x
+
+
+def test_a_pre_hook_that_replaces_the_arguments_keeps_the_module():
+    model = nn.Sequential(_Leaky(), _Raises())
+    model[0].register_forward_pre_hook(lambda mod, args: (args[0] * 1,))
+    model[1].register_forward_pre_hook(lambda mod, args: (args[0] * 1,))
+    x = torch.randn(4)
+    with devcopy.observe(model) as obs:
+        with pytest.raises(ValueError):
+            model(x)
+        model[0](x)  # the next module call sees the failed call's frame gone
+        x.double()
+    modules = sorted((f.module, f.count) for f in obs.report.findings_of("discarded-copy"))
+    assert modules == [("", 1), ("0", 2)], str(obs.report)
