@@ -54,6 +54,32 @@ def project(args, sources):
     return p, Tidy(args, p)
 
 
+def file_paths(node):
+    """Every FilePath of an --export-fixes document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "FilePath" and value:
+                yield value
+            else:
+                yield from file_paths(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from file_paths(item)
+
+
+def absolute_paths(node, base):
+    """Rewrites each FilePath of `node` as an absolute path below `base`."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "FilePath" and value:
+                node[key] = os.path.normpath(os.path.join(base, value))
+            else:
+                absolute_paths(value, base)
+    elif isinstance(node, list):
+        for item in node:
+            absolute_paths(item, base)
+
+
 def same(what, ours, theirs):
     check(ours == theirs, f"{what}: devcopy differs from clang-tidy:\n--- devcopy\n{ours}"
                           f"--- clang-tidy\n{theirs}")
@@ -118,10 +144,15 @@ def case_flags(args):
     # --quiet: the report only.
     rc, out, err = p.analyze("--quiet", "src/train.cpp")
     check(rc == 1 and out and err == "", f"--quiet still says: {err!r}")
-    # --export-fixes: clang-tidy's YAML, the same document.
+    # --export-fixes: clang-tidy's YAML, the same document, every path made
+    # absolute (clang-tidy's own are relative to each BuildDirectory).
     p.analyze("--export-fixes=ours.yaml", "src/train.cpp")
     tidy.run("--export-fixes=theirs.yaml", "src/train.cpp")
     ours, theirs = (yaml.safe_load(p.read(n)) for n in ("ours.yaml", "theirs.yaml"))
+    paths = list(file_paths(ours))
+    check(paths and all(os.path.isabs(f) for f in paths), f"relative paths exported: {paths}")
+    for d in theirs["Diagnostics"]:
+        absolute_paths(d, d["BuildDirectory"])
     check(ours == theirs and len(ours["Diagnostics"]) == 2,
           f"--export-fixes:\n{p.read('ours.yaml')}\n---\n{p.read('theirs.yaml')}")
     check(any(d["DiagnosticMessage"]["Replacements"] for d in ours["Diagnostics"]), "no fixes exported")
