@@ -391,7 +391,7 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
   opts.quiet = Quiet;
   opts.listChecks = ListChecks;
   opts.explainConfig = ExplainConfig;
-  opts.fix = Fix || FixErrors;
+  opts.fix = Fix || FixErrors || FixNotes; // as clang-tidy: both imply --fix
   opts.lineFilter = LineFilterOpt;
   if (ExcludeHeaderFilter.getNumOccurrences())
     opts.excludeHeaderFilter = ExcludeHeaderFilter;

@@ -162,6 +162,78 @@ def case_flags(args):
     expect_error(p.analyze("--list-checks", "--checks=-*"), "no check is enabled")
 
 
+def case_conventions(args):
+    """clang-tidy's conventions, side by side with clang-tidy-19 + plugin:
+    FILE -- FLAGS with no compile database, --line-filter (a note's line
+    counts), --exclude-header-filter, --system-headers, --fix-notes (implying --fix),
+    --dump-config."""
+    p, tidy = project(args, ["train.cpp", "header_user.cpp"])
+    p.write("src/sys_user.cpp", "#include <off.h>\n")
+    p.write("src/parens.cpp", "bool g(bool a, bool b, bool c) {\n  return a && b || c;\n}\n")
+    p.write(".clang-tidy", "CheckOptions: {MainFileOnly: false}\n")  # header findings too
+    devcopy = ["--checks=-*,devcopy-*"]
+    # FILE -- FLAGS: clang-tidy's fixed compile database; no compile_commands.json.
+    os.remove(p.path("compile_commands.json"))
+    flags = ["--", "-std=c++17", f"-I{args.mock}"]
+    rc, ours, err = p.analyze("src/train.cpp", *flags)
+    check(rc == 1 and ours, f"src/train.cpp -- FLAGS: exit {rc}\n{err}")
+    # clang-tidy names the file absolute here; devcopy as always, from cwd.
+    same("FILE -- FLAGS", ours,
+         tidy.run(*devcopy, "src/train.cpp", *flags)[1].replace(p.dir + "/", ""))
+    expect_error(p.analyze("src", *flags), "'src' is no source file")
+    expect_error(p.analyze("--", "-std=c++17"), "name them before '--'")
+    p.set_sources(["train.cpp", "header_user.cpp"])
+    # --line-filter: line 17's finding, and the loop finding through its note
+    # on line 10; a file the filter does not name reports nothing.
+    lines = '--line-filter=[{"name":"src/train.cpp","lines":[[10,10],[17,17]]}]'
+    rc, ours, _ = p.analyze(lines, "src/train.cpp")
+    check("devcopy-copy-in-loop" in ours and "devcopy-create-then-move" in ours and
+          "devcopy-discarded-copy" not in ours, f"{lines}:\n{ours}")
+    same("--line-filter", ours, tidy.run(*devcopy, lines, "src/train.cpp")[1])
+    rc, ours, _ = p.analyze('--line-filter=[{"name":"other.cpp"}]', "src/train.cpp")
+    check(rc == 0 and ours == "", f"a file the filter leaves out still reports:\n{ours}")
+    # --exclude-header-filter wins over --header-filter.
+    header = ["--header-filter=.*", "src/header_user.cpp"]
+    rc, ours, _ = p.analyze(*header)
+    check("inc/off.h:3:3" in ours, f"no header finding to exclude:\n{ours}")
+    rc, ours, _ = p.analyze("--exclude-header-filter=off\\.h", *header)
+    check(rc == 0 and ours == "", f"--exclude-header-filter:\n{ours}")
+    same("--exclude-header-filter", ours,
+         tidy.run(*devcopy, "--exclude-header-filter=off\\.h", *header)[1])
+    # --system-headers: a header reached through -isystem.
+    system = [f"--extra-arg=-isystem{p.path('inc')}", "--header-filter=.*", "src/sys_user.cpp"]
+    p.set_sources(["train.cpp", "sys_user.cpp", "parens.cpp"])
+    rc, ours, _ = p.analyze(*system)
+    check(rc == 0 and ours == "", f"a system header's finding without --system-headers:\n{ours}")
+    rc, ours, _ = p.analyze("--system-headers", *system)
+    check("inc/off.h:3:3" in ours, f"--system-headers:\n{ours}")
+    same("--system-headers", ours,  # clang names it by the absolute -isystem path
+         tidy.run(*devcopy, "--system-headers", *system)[1].replace(p.dir + "/", ""))
+    # --fix-notes: clang's only fix-it for 'a && b || c' is on its note.
+    checks = ["--checks=-*,devcopy-discarded-copy,clang-diagnostic-logical-op-parentheses",
+              "--extra-arg=-Wparentheses", "src/parens.cpp"]
+    before = p.read("src/parens.cpp")
+    rc, out, _ = p.analyze("--fix", *checks)
+    check("[clang-diagnostic-logical-op-parentheses]" in out, f"no warning to fix:\n{out}")
+    check(p.read("src/parens.cpp") == before, "--fix applied a note's fix-it")
+    p.analyze("--fix-notes", *checks)  # implies --fix, as in clang-tidy
+    ours = p.read("src/parens.cpp")
+    check("(a && b) || c" in ours, f"--fix-notes applied nothing:\n{ours}")
+    p.write("src/parens.cpp", before)
+    tidy.run("--fix-notes", *checks)
+    same("--fix-notes", ours, p.read("src/parens.cpp"))
+    # --dump-config: the effective configuration, check options included.
+    rc, ours, _ = p.analyze("--dump-config", *devcopy, "src/train.cpp")
+    theirs = tidy.run("--dump-config", *devcopy, "src/train.cpp")[1]
+    ours, theirs = yaml.safe_load(ours), yaml.safe_load(theirs)
+    # Each tool's defaults first, then --checks: '-*' makes them the same checks.
+    check(ours["Checks"].endswith(",-*,devcopy-*") and theirs["Checks"].endswith(",-*,devcopy-*"),
+          f"--dump-config Checks: {ours['Checks']!r} / {theirs['Checks']!r}")
+    check(ours["CheckOptions"] == theirs["CheckOptions"] and
+          any(k.startswith("devcopy-") for k in ours["CheckOptions"]),
+          f"--dump-config CheckOptions:\n{ours}\n---\n{theirs}")
+
+
 def case_version_help(args):
     """Every tool (the plugin in clang-tidy-19 too): devcopy's version beside
     LLVM's, the devcopy checks in --help, one line each."""
