@@ -5,7 +5,8 @@
 //    TidyFastChecks.inc unless .clangd sets FastCheckFilter: Loose, and the
 //    devcopy checks, measured (devcopy analyze --enable-check-profile) at
 //    well under a millisecond a unit, cannot be in clangd's list;
-//  - every check clangd leaves out is named in the log, with the reason.
+//  - every check clangd leaves out is named in the log, with the reason;
+//  - a fix-it of several edits is titled in a few words (QuickFixTitles).
 // clangd 19 offers no hook for either list, so the linker redirects its two
 // functions here (-Wl,--wrap, see CMakeLists.txt); each answer starts from
 // clangd's own (the __real_ functions).
@@ -72,6 +73,8 @@ static void applyDefaults(clang::tidy::ClangTidyOptions &opts,
   std::string configured = opts.Checks.value_or("");
   realDefaults()(opts, file);
   opts.Checks = "devcopy-*," + opts.Checks.value_or("");
+  // Quick fixes named in a few words (DevcopyCheck::fix), unless configured.
+  opts.CheckOptions.try_emplace("QuickFixTitles", "true");
   enabled.emplace(*opts.Checks);
   if (!enabled->contains("devcopy-discarded-copy") &&
       !enabled->contains("devcopy-copy-in-loop"))
