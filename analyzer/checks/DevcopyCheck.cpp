@@ -90,7 +90,9 @@ void DevcopyCheck::fix(DiagnosticBuilder &Warning, SourceLocation Loc,
   for (const FixItHint &H : Hints)
     if (H.RemoveRange.getBegin() != H.RemoveRange.getEnd())
       Warning << H.RemoveRange;
-  { DiagnosticBuilder Emitted(Warning); } // the warning first, its note next
+  {
+    DiagnosticBuilder Emitted(Warning);
+  } // the warning first, its note next
   auto Note = diag(Loc, "%0", DiagnosticIDs::Note) << Title;
   for (const FixItHint &H : Hints)
     Note << H;

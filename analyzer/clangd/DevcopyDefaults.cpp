@@ -25,15 +25,15 @@
 #include "llvm/ADT/StringRef.h"
 
 // clangd 19: TidyProviderRef provideDefaultChecks();
-using TidyProviderRef = llvm::function_ref<void(
-    clang::tidy::ClangTidyOptions &, llvm::StringRef)>;
+using TidyProviderRef =
+    llvm::function_ref<void(clang::tidy::ClangTidyOptions &, llvm::StringRef)>;
 
 // clangd's functions, and the ones the linker puts in their place (the
 // symbols of clang::clangd::provideDefaultChecks() and isFastTidyCheck()).
-TidyProviderRef realDefaults() __asm__(
-    "__real__ZN5clang6clangd20provideDefaultChecksEv");
-TidyProviderRef devcopyDefaults() __asm__(
-    "__wrap__ZN5clang6clangd20provideDefaultChecksEv");
+TidyProviderRef
+realDefaults() __asm__("__real__ZN5clang6clangd20provideDefaultChecksEv");
+TidyProviderRef
+devcopyDefaults() __asm__("__wrap__ZN5clang6clangd20provideDefaultChecksEv");
 std::optional<bool> realIsFast(llvm::StringRef check) __asm__(
     "__real__ZN5clang6clangd15isFastTidyCheckEN4llvm9StringRefE");
 std::optional<bool> devcopyIsFast(llvm::StringRef check) __asm__(
@@ -54,8 +54,8 @@ void logOnce(const std::string &text) {
   std::time_t now = std::time(nullptr);
   char stamp[16];
   std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
-  std::string line = std::string("I[") + stamp + ".000] devcopy-clangd: " +
-                     text + "\n";
+  std::string line =
+      std::string("I[") + stamp + ".000] devcopy-clangd: " + text + "\n";
   // One write: clangd's own logger holds its lock, not ours.
   (void)!::write(STDERR_FILENO, line.data(), line.size());
 }

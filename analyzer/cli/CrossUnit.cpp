@@ -73,8 +73,7 @@ bool silenced(SourceText &sources, const std::string &file, unsigned line) {
 
 } // namespace
 
-std::vector<Finding> joinFacts(const facts::FactsFile &all,
-                               SourceText &sources,
+std::vector<Finding> joinFacts(const facts::FactsFile &all, SourceText &sources,
                                const std::vector<TranslationUnit> &units,
                                bool onlyUnits) {
   facts::Index index;

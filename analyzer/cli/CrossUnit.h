@@ -42,8 +42,7 @@ void keepPrevious(facts::FactsFile &now, const std::string &path,
 /// (a run on some PATHs) only the moves in `units` are reported: the other
 /// units' facts take part in the join, their findings are nobody's question.
 /// Each finding carries its unit's build directory (--export-fixes).
-std::vector<Finding> joinFacts(const facts::FactsFile &all,
-                               SourceText &sources,
+std::vector<Finding> joinFacts(const facts::FactsFile &all, SourceText &sources,
                                const std::vector<TranslationUnit> &units,
                                bool onlyUnits);
 

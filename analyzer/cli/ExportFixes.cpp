@@ -34,9 +34,9 @@ static tooling::DiagnosticMessage message(const std::string &text,
 }
 
 static void writeExportedFixes(llvm::raw_ostream &out,
-                        const std::vector<Finding> &findings,
-                        const std::string &mainFile,
-                        const std::map<std::string, std::string> &dirs) {
+                               const std::vector<Finding> &findings,
+                               const std::string &mainFile,
+                               const std::map<std::string, std::string> &dirs) {
   tooling::TranslationUnitDiagnostics tu;
   tu.MainSourceFile = mainFile;
   for (const Finding &f : findings) {

@@ -132,8 +132,8 @@ Opt<bool> FixNotes("fix-notes",
                    Sub, cl::cat(TidyCategory));
 Opt<bool> AllowNoChecks(
     "allow-no-checks",
-    cl::desc("no enabled check is no error: nothing is analyzed, exit 0"),
-    Sub, cl::cat(TidyCategory));
+    cl::desc("no enabled check is no error: nothing is analyzed, exit 0"), Sub,
+    cl::cat(TidyCategory));
 Opt<bool> EnableCheckProfile(
     "enable-check-profile",
     cl::desc("time each check and print the table to stderr (every unit is "
@@ -414,7 +414,8 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
   opts.facts = Facts;
   opts.noFacts = NoFacts;
   opts.cacheDir = CacheDir;
-  opts.noCache = NoCache || opts.enableCheckProfile; // a reused result times nothing
+  opts.noCache =
+      NoCache || opts.enableCheckProfile; // a reused result times nothing
   opts.shard = ShardOpt;
   if (opts.merge)
     opts.paths.assign(ShardFiles.begin(), ShardFiles.end());

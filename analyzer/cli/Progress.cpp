@@ -23,9 +23,10 @@ std::string Progress::describe(const std::string &shown, double seconds,
   os << shown << " " << llvm::format("%.1f", seconds) << " s, ";
   if (crashed)
     return os.str() + "crashed";
-  auto errors = std::count_if(
-      findings.begin(), findings.end(),
-      [](const Finding &f) { return f.rule == "clang-diagnostic-error"; });
+  auto errors =
+      std::count_if(findings.begin(), findings.end(), [](const Finding &f) {
+        return f.rule == "clang-diagnostic-error";
+      });
   os << count(findings.size() - errors, "finding");
   if (errors)
     os << ", " << count(errors, "compile error");
@@ -35,8 +36,8 @@ std::string Progress::describe(const std::string &shown, double seconds,
 void Progress::finished(const std::string &file, double seconds,
                         const std::vector<Finding> &findings, bool crashed) {
   std::string shown = relativeTo(file, cwd_);
-  std::string line = describe(shown.empty() ? file : shown, seconds, findings,
-                              crashed);
+  std::string line =
+      describe(shown.empty() ? file : shown, seconds, findings, crashed);
   std::lock_guard<std::mutex> lock(mu_);
   llvm::errs() << "[" << ++done_ << "/" << total_ << "] " << line << "\n";
   llvm::errs().flush();

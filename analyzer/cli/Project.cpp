@@ -60,8 +60,9 @@ static bool fixedUnits(const Options &opts, const std::string &cwd,
   for (const std::string &p : opts.paths) {
     std::string abs = absolutePath(p, cwd);
     if (!fs::is_regular_file(abs)) {
-      errors.push_back({abs, "'" + p + "' is no source file; with '--' name "
-                                       "the files to analyze, not folders"});
+      errors.push_back({abs, "'" + p +
+                                 "' is no source file; with '--' name "
+                                 "the files to analyze, not folders"});
       return false;
     }
     units.push_back({abs, db->getCompileCommands(abs), estimateCost(abs)});

@@ -204,8 +204,8 @@ void writeReport(llvm::raw_ostream &out, const Options &opts,
     return writeSarif(out, results, sources, root, opts.ruleDocs);
   if (opts.format == "json")
     return writeJson(out, results, root);
-  out.enable_colors(opts.useColor.value_or(opts.output.empty() &&
-                                           isatty(STDOUT_FILENO)));
+  out.enable_colors(
+      opts.useColor.value_or(opts.output.empty() && isatty(STDOUT_FILENO)));
   writeText(out, results, sources, cwd);
 }
 

@@ -44,6 +44,21 @@ def diagnostics(out):
     return found
 
 
+def read_pty(master):
+    """Everything written to a pty until its other end closes; closes it."""
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return out
+
+
 TEMP_DIRS = []  # removed when the case passes; kept for a look when it fails
 
 
@@ -111,16 +126,7 @@ def case_text(args):
     proc = subprocess.run([args.devcopy, "analyze", "--jobs", "1", "--no-cache"], cwd=p.dir,
                           stdout=subprocess.PIPE, stderr=slave, text=True, timeout=300)
     os.close(slave)
-    tty = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        tty += chunk
-    os.close(master)
+    tty = read_pty(master)
     check(proc.returncode == 1 and proc.stdout == out_text, "a terminal changes the report")
     check(b"[1/2] " in tty and b"[2/2] " in tty, f"no progress line on a terminal: {tty!r}")
     # PATH arguments select translation units.
@@ -483,16 +489,7 @@ def stdout_on_terminal(args, cwd, *argv):
     proc = subprocess.Popen([args.devcopy, "analyze", "--no-progress", *argv], cwd=cwd,
                             stdout=slave, stderr=subprocess.DEVNULL)
     os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
+    out = read_pty(master)
     proc.wait(timeout=300)
     return out
 

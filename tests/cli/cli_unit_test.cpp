@@ -223,12 +223,26 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
   // Parsed twice in one process: llvm::cl's global state must not leak.
   for (int round = 0; round < 2; ++round) {
     Options o;
-    ASSERT_EQ(parse({"devcopy", "analyze", "-checks=-*,performance-avoid-endl",
-                     "--config={Checks: 'devcopy-*'}", "--header-filter", ".*",
-                     "--warnings-as-errors=devcopy-*", "--export-fixes=f.yaml",
-                     "--quiet", "--extra-arg=-DA", "--extra-arg", "-DB",
-                     "--extra-arg-before=-DC", "--rule-docs=https://x/rules",
-                     "-j", "2", "./-dash.cpp", "--", "-std=c++17", "--help"},
+    ASSERT_EQ(parse({"devcopy",
+                     "analyze",
+                     "-checks=-*,performance-avoid-endl",
+                     "--config={Checks: 'devcopy-*'}",
+                     "--header-filter",
+                     ".*",
+                     "--warnings-as-errors=devcopy-*",
+                     "--export-fixes=f.yaml",
+                     "--quiet",
+                     "--extra-arg=-DA",
+                     "--extra-arg",
+                     "-DB",
+                     "--extra-arg-before=-DC",
+                     "--rule-docs=https://x/rules",
+                     "-j",
+                     "2",
+                     "./-dash.cpp",
+                     "--",
+                     "-std=c++17",
+                     "--help"},
                     o),
               "analyze");
     EXPECT_EQ(*o.checks, "-*,performance-avoid-endl");
@@ -265,8 +279,9 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
   EXPECT_EQ(parse({"devcopy", "analyze", "-help-hidden"}, o), "help");
   EXPECT_EQ(parse({"devcopy", "--version"}, o), "version");
   // "--" ends devcopy's options: the option before it has no value.
-  EXPECT_EQ(parse({"devcopy", "analyze", "--jobs", "--", "--help"}, o),
-            "error: option '--jobs' needs a value (see devcopy analyze --help)");
+  EXPECT_EQ(
+      parse({"devcopy", "analyze", "--jobs", "--", "--help"}, o),
+      "error: option '--jobs' needs a value (see devcopy analyze --help)");
   EXPECT_EQ(parse({"devcopy", "analyze", "--", "-std=c++17"}, o),
             "error: the flags after '--' are the compile command of the files "
             "to analyze: name them before '--' (devcopy analyze FILE... -- "
