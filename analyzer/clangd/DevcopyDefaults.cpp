@@ -4,7 +4,8 @@
 //  - they count as fast: clangd 19 runs only checks listed in its generated
 //    TidyFastChecks.inc unless .clangd sets FastCheckFilter: Loose, and the
 //    devcopy checks, measured (devcopy analyze --enable-check-profile) at
-//    well under a millisecond a unit, cannot be in clangd's list;
+//    20 ms or less each on a <torch/torch.h> unit that takes seconds to
+//    parse, cannot be in clangd's list;
 //  - every check clangd leaves out is named in the log, with the reason;
 //  - a fix-it of several edits is titled in a few words (QuickFixTitles).
 // clangd 19 offers no hook for either list, so the linker redirects its two
