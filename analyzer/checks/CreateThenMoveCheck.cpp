@@ -305,6 +305,7 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const LangOptions &LO = Ctx.getLangOpts();
   SourceLocation RecvEnd = Lexer::getLocForEndOfToken(
       Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
+  llvm::SmallVector<FixItHint, 2> Hints;
   if (OptArg) {
     if (PassOptions)
       return; // two sets of options to merge: left to the reader
@@ -313,23 +314,25 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Text = isTensorOptionsType(Written->getType())
                ? Text + ".device(" + Dev + ")"
                : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
-    D << FixItHint::CreateReplacement(Written->getSourceRange(), Text);
+    Hints.push_back(
+        FixItHint::CreateReplacement(Written->getSourceRange(), Text));
   } else {
     // Every parameter before the options must be written to append it.
     if (writtenArgs(*Factory) != static_cast<unsigned>(OptIdx))
       return;
     std::string Text =
         PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
-    if (OptIdx == 0)
-      D << FixItHint::CreateInsertion(Factory->getRParenLoc(), Text);
-    else
-      D << FixItHint::CreateInsertion(
-          Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(),
-                                     0, SM, LO),
-          ", " + Text);
+    Hints.push_back(
+        OptIdx == 0
+            ? FixItHint::CreateInsertion(Factory->getRParenLoc(), Text)
+            : FixItHint::CreateInsertion(
+                  Lexer::getLocForEndOfToken(
+                      Factory->getArg(OptIdx - 1)->getEndLoc(), 0, SM, LO),
+                  ", " + Text));
   }
-  D << FixItHint::CreateRemoval(CharSourceRange::getCharRange(
-      RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO)));
+  Hints.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
+      RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO))));
+  fix(D, Move->getExprLoc(), Suggest, Hints);
 }
 
 void CreateThenMoveCheck::checkOptionsRead(const CXXMemberCallExpr &Read,

@@ -9,7 +9,9 @@ namespace clang::tidy::devcopy {
 
 DevcopyCheck::DevcopyCheck(StringRef Name, ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context),
-      Mode(Options.getLocalOrGlobal("MainFileOnly", "auto")) {
+      Mode(Options.getLocalOrGlobal("MainFileOnly", "auto")),
+      QuickFixTitles(Options.getLocalOrGlobal("QuickFixTitles", "false") ==
+                     "true") {
   if (Mode == "true" || Mode == "1")
     LimitToMainFile = true;
   else if (Mode == "false" || Mode == "0")
@@ -21,6 +23,7 @@ DevcopyCheck::DevcopyCheck(StringRef Name, ClangTidyContext *Context)
 
 void DevcopyCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "MainFileOnly", Mode);
+  Options.store(Opts, "QuickFixTitles", QuickFixTitles ? "true" : "false");
 }
 
 bool DevcopyCheck::onlyDevcopyChecks(StringRef Globs) {
@@ -73,6 +76,26 @@ DiagnosticBuilder DevcopyCheck::diag(SourceLocation Loc, StringRef Description,
           : (MuteNotes = !Reported.insert(Loc.getRawEncoding()).second))
     Level = DiagnosticIDs::Ignored;
   return ClangTidyCheck::diag(Loc, Description, Level);
+}
+
+void DevcopyCheck::fix(DiagnosticBuilder &Warning, SourceLocation Loc,
+                       StringRef Title, ArrayRef<FixItHint> Hints) {
+  if (!QuickFixTitles || Hints.size() < 2) {
+    for (const FixItHint &H : Hints)
+      Warning << H;
+    return;
+  }
+  // The edited code stays highlighted (clangd takes a diagnostic's range
+  // from its fix-its when it has no range of its own).
+  for (const FixItHint &H : Hints)
+    if (H.RemoveRange.getBegin() != H.RemoveRange.getEnd())
+      Warning << H.RemoveRange;
+  {
+    DiagnosticBuilder Emitted(Warning);
+  } // the warning first, its note next
+  auto Note = diag(Loc, "%0", DiagnosticIDs::Note) << Title;
+  for (const FixItHint &H : Hints)
+    Note << H;
 }
 
 namespace {

@@ -11,6 +11,9 @@
 //
 //   MainFileOnly: auto (default) | true | false
 //     (CheckOptions: {devcopy-<name>.MainFileOnly: false}, or MainFileOnly)
+//   QuickFixTitles: false (default) | true: a fix-it of several edits goes
+//     on a note saying it in a few words, for editors (devcopy-clangd's
+//     default); see fix().
 #pragma once
 
 #include "TensorPlace.h"
@@ -52,6 +55,15 @@ public:
   DiagnosticBuilder diag(SourceLocation Loc, StringRef Description,
                          DiagnosticIDs::Level Level = DiagnosticIDs::Warning);
 
+  /// Attaches the fix-it `Hints` to `Warning`, which is then complete (it is
+  /// emitted here; stream nothing into it afterwards). With QuickFixTitles
+  /// they go on a note `Title` at `Loc` instead: clangd names a quick fix
+  /// after the note carrying it, but a warning's own fix of several edits
+  /// after the whole warning. clang-tidy's --fix applies a note's fix only
+  /// with --fix-notes, so the command-line default keeps it on the warning.
+  void fix(DiagnosticBuilder &Warning, SourceLocation Loc, StringRef Title,
+           ArrayRef<FixItHint> Hints);
+
   /// Where tensors and devices live in this translation unit (TensorPlace.h).
   TensorPlaces &places(ASTContext &Ctx);
 
@@ -64,6 +76,7 @@ protected:
 
 private:
   std::string Mode;                  // the MainFileOnly option as written
+  bool QuickFixTitles;               // the QuickFixTitles option
   bool LimitToMainFile;              // resolved for this run
   llvm::DenseSet<unsigned> Reported; // raw file locations of warnings so far
   bool MuteNotes = false;            // the last warning was a repeat

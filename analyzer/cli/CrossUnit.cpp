@@ -1,5 +1,6 @@
 #include "CrossUnit.h"
 
+#include <map>
 #include <set>
 
 #include "devcopy/rules_catalog.h"
@@ -72,14 +73,21 @@ bool silenced(SourceText &sources, const std::string &file, unsigned line) {
 
 } // namespace
 
-std::vector<Finding> joinFacts(const facts::FactsFile &all,
-                               SourceText &sources) {
+std::vector<Finding> joinFacts(const facts::FactsFile &all, SourceText &sources,
+                               const std::vector<TranslationUnit> &units,
+                               bool onlyUnits) {
   facts::Index index;
   for (const facts::UnitFacts &u : all.Units)
     index.add(u);
+  std::map<std::string, std::string> directory; // unit file -> build dir
+  for (const TranslationUnit &u : units)
+    directory[u.file] = u.commands.empty() ? "" : u.commands[0].Directory;
   const rules::Rule *rule = rules::find(kRule);
   std::vector<Finding> out;
-  for (const facts::UnitFacts &u : all.Units)
+  for (const facts::UnitFacts &u : all.Units) {
+    auto unit = directory.find(u.File);
+    if (onlyUnits && unit == directory.end())
+      continue;
     for (const facts::Move &m : u.Moves) {
       std::optional<facts::Hit> hit = index.firstMove(m, u.File);
       if (!hit || silenced(sources, u.File, m.Line))
@@ -90,12 +98,15 @@ std::vector<Finding> joinFacts(const facts::FactsFile &all,
       f.message = facts::message(m, *hit);
       f.where = {u.File, m.Offset};
       f.end = f.where;
+      if (unit != directory.end())
+        f.directory = unit->second;
       Note note;
       note.where = {hit->Unit->File, hit->First->Offset};
       note.message = facts::noteMessage(m, *hit);
       f.notes.push_back(std::move(note));
       out.push_back(std::move(f));
     }
+  }
   return out;
 }
 

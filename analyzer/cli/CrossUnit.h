@@ -38,8 +38,12 @@ void keepPrevious(facts::FactsFile &now, const std::string &path,
 
 /// Findings for moves that repeat a constructor's move made in another unit,
 /// with a note there; a NOLINT for the rule on the reported line (or
-/// NOLINTNEXTLINE above it) silences one, as in clang-tidy.
-std::vector<Finding> joinFacts(const facts::FactsFile &all,
-                               SourceText &sources);
+/// NOLINTNEXTLINE above it) silences one, as in clang-tidy. With `onlyUnits`
+/// (a run on some PATHs) only the moves in `units` are reported: the other
+/// units' facts take part in the join, their findings are nobody's question.
+/// Each finding carries its unit's build directory (--export-fixes).
+std::vector<Finding> joinFacts(const facts::FactsFile &all, SourceText &sources,
+                               const std::vector<TranslationUnit> &units,
+                               bool onlyUnits);
 
 } // namespace devcopy::cli

@@ -1,5 +1,7 @@
 #include "ExportFixes.h"
 
+#include <map>
+
 #include "AtomicFile.h"
 #include "Input.h"
 #include "SourceText.h"
@@ -12,24 +14,18 @@ namespace devcopy::cli {
 
 namespace tooling = clang::tooling;
 
-/// `file` as clang-tidy names it: relative to the compile directory when below
-/// it.
-static std::string name(const std::string &file, const std::string &dir) {
-  std::string rel = relativeTo(file, dir);
-  return rel.empty() ? file : rel;
-}
-
+// Every path is absolute: clang-apply-replacements and editors read the
+// file from anywhere, whatever the unit's build directory.
 static tooling::DiagnosticMessage message(const std::string &text,
                                           const Position &where,
-                                          const std::vector<Range> &ranges,
-                                          const std::string &dir) {
+                                          const std::vector<Range> &ranges) {
   tooling::DiagnosticMessage m;
   m.Message = text;
-  m.FilePath = name(where.file, dir);
+  m.FilePath = where.file;
   m.FileOffset = where.offset;
   for (const Range &r : ranges) {
     tooling::FileByteRange range;
-    range.FilePath = name(r.begin.file, dir);
+    range.FilePath = r.begin.file;
     range.FileOffset = r.begin.offset;
     range.Length = r.end.offset - r.begin.offset;
     m.Ranges.push_back(std::move(range));
@@ -37,27 +33,32 @@ static tooling::DiagnosticMessage message(const std::string &text,
   return m;
 }
 
-void writeExportedFixes(llvm::raw_ostream &out,
-                        const std::vector<Finding> &findings,
-                        const std::string &mainFile) {
+static void writeExportedFixes(llvm::raw_ostream &out,
+                               const std::vector<Finding> &findings,
+                               const std::string &mainFile,
+                               const std::map<std::string, std::string> &dirs) {
   tooling::TranslationUnitDiagnostics tu;
   tu.MainSourceFile = mainFile;
   for (const Finding &f : findings) {
     tooling::Diagnostic d;
+    // A finding made after the analysis (cross-file) has no directory of its
+    // own: that of its file's unit.
+    auto known = dirs.find(f.where.file);
     std::string dir =
-        f.directory.empty()
-            ? std::string(llvm::sys::path::parent_path(f.where.file))
-            : f.directory;
+        !f.directory.empty() ? f.directory
+        : known != dirs.end()
+            ? known->second
+            : std::string(llvm::sys::path::parent_path(f.where.file));
     d.DiagnosticName = f.rule;
-    d.Message = message(f.message, f.where, f.ranges, dir);
+    d.Message = message(f.message, f.where, f.ranges);
     for (const Edit &e : f.fixes) {
-      std::string file = name(e.begin.file, dir);
+      const std::string &file = e.begin.file;
       tooling::Replacement r(file, e.begin.offset, e.length, e.text);
       // Edits of one finding never overlap (Fixes.cpp relies on it too).
       llvm::consumeError(d.Message.Fix[file].add(r));
     }
     for (const Note &n : f.notes)
-      d.Notes.push_back(message(n.message, n.where, n.ranges, dir));
+      d.Notes.push_back(message(n.message, n.where, n.ranges));
     d.DiagLevel = f.level == "error" ? tooling::Diagnostic::Error
                                      : tooling::Diagnostic::Warning;
     d.BuildDirectory = dir;
@@ -71,8 +72,15 @@ llvm::Error exportFixes(const std::string &path,
                         const std::vector<Finding> &findings,
                         const std::vector<TranslationUnit> &units) {
   std::string mainFile = units.size() == 1 ? units[0].file : "";
+  std::map<std::string, std::string> dirs; // unit file -> build directory
+  for (const Finding &f : findings)
+    if (!f.directory.empty())
+      dirs.emplace(f.where.file, f.directory);
+  for (const TranslationUnit &u : units)
+    if (!u.commands.empty())
+      dirs[u.file] = u.commands[0].Directory;
   if (llvm::Error e = writeAtomically(path, [&](llvm::raw_ostream &out) {
-        writeExportedFixes(out, findings, mainFile);
+        writeExportedFixes(out, findings, mainFile, dirs);
       }))
     return toolError("cannot write --export-fixes '" + path + "': " +
                      llvm::toString(std::move(e)) + "; choose a writable path");

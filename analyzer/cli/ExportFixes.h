@@ -13,13 +13,10 @@
 
 namespace devcopy::cli {
 
-/// Writes `findings` as clang-tidy's export YAML. MainSourceFile is the unit
-/// when there is one, as in clang-tidy; "" for several.
-void writeExportedFixes(llvm::raw_ostream &out,
-                        const std::vector<Finding> &findings,
-                        const std::string &mainFile);
-
-/// The same into `path`, replaced only when complete (AtomicFile).
+/// Writes `findings` as clang-tidy's export YAML into `path`, replaced only
+/// when complete (AtomicFile). MainSourceFile is the unit when there is one,
+/// as in clang-tidy; "" for several. Paths are absolute; BuildDirectory is
+/// the finding's unit's.
 llvm::Error exportFixes(const std::string &path,
                         const std::vector<Finding> &findings,
                         const std::vector<TranslationUnit> &units);

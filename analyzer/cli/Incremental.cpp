@@ -34,7 +34,8 @@ std::string cacheDir(const Options &opts) {
 
 /// What decides a unit's result besides the files it reads: its commands,
 /// its effective configuration (after .clang-tidy files and --checks), the
-/// environment the driver reads, and whether facts are collected.
+/// environment the driver reads, whether facts are collected, and whether
+/// notes' fix-its count (--fix-notes).
 std::vector<std::string> keyInputs(const TranslationUnit &unit,
                                    const TidyConfig &config) {
   std::vector<std::string> in{"unit", unit.file};
@@ -53,6 +54,7 @@ std::vector<std::string> keyInputs(const TranslationUnit &unit,
     in.push_back(std::string(var) + "=" + (value ? value : "(unset)"));
   }
   in.push_back(facts::sink() ? "facts: collected" : "facts: none");
+  in.push_back(config.fixNotes ? "fixes: notes too" : "fixes: own");
   return in;
 }
 

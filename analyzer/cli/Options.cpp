@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "Input.h"
+#include "LineFilter.h"
 #include "ToolBanner.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -93,6 +94,51 @@ Opt<bool> ExplainConfig(
     cl::cat(TidyCategory));
 Opt<bool> Fix("fix", cl::desc("apply the checks' fix-its"), Sub,
               cl::cat(TidyCategory));
+// clang-tidy's, continued: same names and meaning as clang-tidy-19's.
+Opt<std::string> LineFilterOpt(
+    "line-filter",
+    cl::desc("report findings on these lines only, as JSON: "
+             "[{\"name\":\"file.cpp\",\"lines\":[[9,12]]},...] (a file "
+             "not named has none)"),
+    cl::value_desc("JSON"), Sub, Both, cl::cat(TidyCategory));
+Opt<std::string> ExcludeHeaderFilter(
+    "exclude-header-filter",
+    cl::desc("regex of headers left out even when --header-filter matches"),
+    cl::value_desc("REGEX"), Sub, cl::cat(TidyCategory));
+Opt<bool> SystemHeaders("system-headers",
+                        cl::desc("report findings in system headers too"), Sub,
+                        cl::cat(TidyCategory));
+cl::opt<bool> UseColor("use-color",
+                       cl::desc("color the text report (default: when "
+                                "stdout is a terminal); --use-color=false: "
+                                "never"),
+                       Sub, Both, cl::cat(TidyCategory));
+Opt<bool> DumpConfig("dump-config",
+                     cl::desc("print the effective configuration for the "
+                              "first PATH as .clang-tidy YAML, and exit"),
+                     Sub, cl::cat(TidyCategory));
+Opt<bool> VerifyConfig(
+    "verify-config",
+    cl::desc("check the configuration's check names and check options, "
+             "and exit"),
+    Sub, cl::cat(TidyCategory));
+Opt<bool> FixErrors("fix-errors",
+                    cl::desc("apply fix-its even when a unit does not "
+                             "compile, compile errors' fix-its too (--fix)"),
+                    Sub, cl::cat(TidyCategory));
+Opt<bool> FixNotes("fix-notes",
+                   cl::desc("a finding without fix-it takes the one fix-it "
+                            "of its notes"),
+                   Sub, cl::cat(TidyCategory));
+Opt<bool> AllowNoChecks(
+    "allow-no-checks",
+    cl::desc("no enabled check is no error: nothing is analyzed, exit 0"), Sub,
+    cl::cat(TidyCategory));
+Opt<bool> EnableCheckProfile(
+    "enable-check-profile",
+    cl::desc("time each check and print the table to stderr (every unit is "
+             "analyzed: the results cache is not used)"),
+    Sub, cl::cat(TidyCategory));
 
 // devcopy's own.
 Opt<std::string> Format(
@@ -250,6 +296,13 @@ llvm::Error validate(Options &opts) {
   if (opts.config && !opts.configFile.empty())
     return usage(
         "--config and --config-file are mutually exclusive; give one of them");
+  if (llvm::Expected<LineFilter> lines = LineFilter::parse(opts.lineFilter);
+      !lines)
+    return lines.takeError();
+  if (opts.compileFlags && opts.paths.empty() && !opts.configOnly())
+    return usage("the flags after '--' are the compile command of the files "
+                 "to analyze: name them before '--' (devcopy analyze "
+                 "FILE... -- FLAGS)");
   if (!opts.shard.empty()) {
     const char *clash = opts.fix                      ? "--fix"
                         : !opts.baseline.empty()      ? "--baseline"
@@ -285,9 +338,17 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
     return usage("unknown command '" + command +
                  "'; the commands are 'devcopy analyze' and 'devcopy merge' "
                  "(see devcopy --help)");
-  // Every argument, even after "--": that "--" may be an option's value
-  // (`--jobs -- --help`), and llvm::cl would then print the help and exit.
-  for (int i = 2; i < argc; ++i) {
+  // As clang-tidy: what follows the first "--" is the compile command of
+  // every PATH (a fixed compilation database), none of devcopy's options.
+  int own = argc;
+  opts.compileFlags.reset();
+  for (int i = 2; i < argc && !opts.merge; ++i)
+    if (llvm::StringRef(argv[i]) == "--") {
+      opts.compileFlags.emplace(argv + i + 1, argv + argc);
+      own = i;
+      break;
+    }
+  for (int i = 2; i < own; ++i) {
     if (auto action = builtin(argv[i]))
       return *action;
     // llvm::cl reads an unknown "-hx" as the group "-h -x": it would print
@@ -306,7 +367,7 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
   llvm::raw_string_ostream errs(complaints);
   bool parsed;
   std::string direct = captureStderr(
-      [&] { parsed = cl::ParseCommandLineOptions(argc, argv, "", &errs); });
+      [&] { parsed = cl::ParseCommandLineOptions(own, argv, "", &errs); });
   if (!parsed)
     return usage(firstComplaint(direct + errs.str(),
                                 llvm::sys::path::filename(argv[0])) +
@@ -330,7 +391,20 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
   opts.quiet = Quiet;
   opts.listChecks = ListChecks;
   opts.explainConfig = ExplainConfig;
-  opts.fix = Fix;
+  opts.fix = Fix || FixErrors || FixNotes; // as clang-tidy: both imply --fix
+  opts.lineFilter = LineFilterOpt;
+  if (ExcludeHeaderFilter.getNumOccurrences())
+    opts.excludeHeaderFilter = ExcludeHeaderFilter;
+  if (SystemHeaders.getNumOccurrences())
+    opts.systemHeaders = SystemHeaders;
+  if (UseColor.getNumOccurrences())
+    opts.useColor = UseColor;
+  opts.dumpConfig = DumpConfig;
+  opts.verifyConfig = VerifyConfig;
+  opts.fixErrors = FixErrors;
+  opts.fixNotes = FixNotes;
+  opts.allowNoChecks = AllowNoChecks;
+  opts.enableCheckProfile = EnableCheckProfile;
   opts.baseline = BaselineFile;
   opts.writeBaseline = WriteBaseline;
   opts.root = Root;
@@ -340,7 +414,8 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
   opts.facts = Facts;
   opts.noFacts = NoFacts;
   opts.cacheDir = CacheDir;
-  opts.noCache = NoCache;
+  opts.noCache =
+      NoCache || opts.enableCheckProfile; // a reused result times nothing
   opts.shard = ShardOpt;
   if (opts.merge)
     opts.paths.assign(ShardFiles.begin(), ShardFiles.end());

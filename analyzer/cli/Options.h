@@ -30,6 +30,25 @@ struct Options {
   bool listChecks = false;                  // --list-checks
   bool explainConfig = false;               // --explain-config
   bool fix = false;
+  // clang-tidy's, continued (clang-tidy-19 --help says the same).
+  // After "--": the compiler flags of every PATH, no compile database
+  // (clang::tooling::FixedCompilationDatabase).
+  std::optional<std::vector<std::string>> compileFlags;
+  std::string lineFilter; // --line-filter: JSON, findings on these lines only
+  std::optional<std::string> excludeHeaderFilter; // --exclude-header-filter
+  std::optional<bool> systemHeaders;              // --system-headers
+  std::optional<bool> useColor; // --use-color; unset: when stdout is a tty
+  bool dumpConfig = false;      // --dump-config: effective YAML, and exit
+  bool verifyConfig = false;    // --verify-config: check names and options
+  bool fixErrors = false;       // --fix-errors: --fix despite compile errors
+  bool fixNotes = false;        // --fix-notes: a note's single fix-it too
+  bool allowNoChecks = false;   // --allow-no-checks: none enabled is no error
+  bool enableCheckProfile = false; // --enable-check-profile: timing table
+  /// --list-checks, --explain-config, --dump-config, --verify-config: print
+  /// about the configuration and exit, analyzing nothing.
+  bool configOnly() const {
+    return listChecks || explainConfig || dumpConfig || verifyConfig;
+  }
   // devcopy's own.
   std::string baseline;      // --baseline
   std::string writeBaseline; // --write-baseline

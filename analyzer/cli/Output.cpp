@@ -15,13 +15,27 @@ void writeText(llvm::raw_ostream &out, const Results &results,
     return relativeTo(p.file, cwd) + ":" + std::to_string(p.line) + ":" +
            std::to_string(p.column);
   };
+  // clang's colors when the stream has them enabled (--use-color): a bold
+  // location and message, the level in its color.
+  auto header = [&](const Position &p, const char *level,
+                    llvm::raw_ostream::Colors color,
+                    const std::string &message) {
+    out.changeColor(llvm::raw_ostream::SAVEDCOLOR, true) << loc(p) << ": ";
+    out.changeColor(color, true) << level << ": ";
+    out.changeColor(llvm::raw_ostream::SAVEDCOLOR, true) << message;
+    out.resetColor();
+  };
   for (const Finding &f : results.findings) {
-    out << loc(f.where) << ": " << (f.level == "error" ? "error" : "warning")
-        << ": " << f.message << " [" << f.rule
-        << (f.warningAsError ? ",-warnings-as-errors" : "") << "]\n";
+    bool error = f.level == "error";
+    header(f.where, error ? "error" : "warning",
+           error ? llvm::raw_ostream::RED : llvm::raw_ostream::MAGENTA,
+           f.message);
+    out << " [" << f.rule << (f.warningAsError ? ",-warnings-as-errors" : "")
+        << "]\n";
     writeSnippet(out, sources, f.where, f.ranges, f.fixes);
     for (const Note &n : f.notes) {
-      out << loc(n.where) << ": note: " << n.message << "\n";
+      header(n.where, "note", llvm::raw_ostream::BLACK, n.message);
+      out << "\n";
       writeSnippet(out, sources, n.where, n.ranges, {});
     }
   }

@@ -8,6 +8,7 @@
 #include "Readers.h"
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/GlobList.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -39,9 +40,41 @@ static double estimateCost(const std::string &file) {
   return double(head.size()) + (torch ? 1e9 : 0);
 }
 
+/// `devcopy analyze FILE... -- FLAGS`: each FILE compiled with FLAGS in the
+/// current directory, as clang-tidy's fixed compilation database does it.
+static bool fixedUnits(const Options &opts, const std::string &cwd,
+                       std::vector<TranslationUnit> &units,
+                       std::vector<ToolError> &errors) {
+  std::vector<const char *> argv{"devcopy", "--"};
+  for (const std::string &flag : *opts.compileFlags)
+    argv.push_back(flag.c_str());
+  int argc = int(argv.size());
+  std::string why;
+  auto db = clang::tooling::FixedCompilationDatabase::loadFromCommandLine(
+      argc, argv.data(), why, cwd);
+  if (!db) {
+    errors.push_back({"", "the flags after '--' are no compile command: " +
+                              (why.empty() ? "clang rejects them" : why)});
+    return false;
+  }
+  for (const std::string &p : opts.paths) {
+    std::string abs = absolutePath(p, cwd);
+    if (!fs::is_regular_file(abs)) {
+      errors.push_back({abs, "'" + p +
+                                 "' is no source file; with '--' name "
+                                 "the files to analyze, not folders"});
+      return false;
+    }
+    units.push_back({abs, db->getCompileCommands(abs), estimateCost(abs)});
+  }
+  return true;
+}
+
 bool selectUnits(const Options &opts, const std::string &cwd,
                  std::vector<TranslationUnit> &units,
                  std::vector<ToolError> &errors) {
+  if (opts.compileFlags)
+    return fixedUnits(opts, cwd, units, errors);
   std::string dbPath = absolutePath(opts.buildDir, cwd);
   if (fs::is_directory(dbPath) || !llvm::StringRef(dbPath).ends_with(".json"))
     dbPath = absolutePath("compile_commands.json", dbPath);
@@ -149,6 +182,13 @@ llvm::Error loadTidyConfig(const Options &opts, TidyConfig &config) {
     config.overrides.HeaderFilterRegex = *opts.headerFilter;
   if (opts.warningsAsErrors)
     config.overrides.WarningsAsErrors = *opts.warningsAsErrors;
+  if (opts.excludeHeaderFilter)
+    config.overrides.ExcludeHeaderFilterRegex = *opts.excludeHeaderFilter;
+  if (opts.systemHeaders)
+    config.overrides.SystemHeaders = *opts.systemHeaders;
+  config.fixNotes = opts.fixNotes;
+  config.allowNoChecks = opts.allowNoChecks;
+  config.profile = opts.enableCheckProfile;
   if (!opts.extraArgs.empty())
     config.overrides.ExtraArgs = opts.extraArgs;
   if (!opts.extraArgsBefore.empty())
@@ -167,14 +207,66 @@ llvm::Error loadTidyConfig(const Options &opts, TidyConfig &config) {
   return llvm::Error::success();
 }
 
+/// --dump-config: the effective options, with every enabled check's options
+/// and their defaults, as clang-tidy prints them.
+static llvm::Error dumpConfig(ClangTidyOptions effective,
+                              llvm::raw_ostream &out) {
+  effective.CheckOptions = clang::tidy::getCheckOptions(effective, false);
+  out << clang::tidy::configurationAsText(
+             ClangTidyOptions::getDefaults().merge(effective, 0))
+      << "\n";
+  return llvm::Error::success();
+}
+
+/// --verify-config: each glob of every Checks that selects no check and each
+/// check option no check reads, named with the configuration that set it.
+static llvm::Error verifyConfig(clang::tidy::ClangTidyOptionsProvider &provider,
+                                const std::string &file,
+                                llvm::raw_ostream &out) {
+  ClangTidyOptions all = ClangTidyOptions::getDefaults();
+  all.Checks = "*";
+  std::vector<std::string> names = clang::tidy::getCheckNames(all, false);
+  ClangTidyOptions::OptionMap known = clang::tidy::getCheckOptions(all, false);
+  std::vector<std::string> problems;
+  for (const auto &[options, source] : provider.getRawOptions(file)) {
+    std::string checks = options.Checks.value_or("");
+    llvm::SmallVector<llvm::StringRef, 8> globs;
+    llvm::StringRef(checks).split(globs, ',');
+    for (llvm::StringRef glob : globs) {
+      glob = glob.trim();
+      llvm::StringRef bare = glob.ltrim('-').trim();
+      if (bare.empty() || bare == "*")
+        continue;
+      clang::tidy::GlobList one(bare);
+      if (std::none_of(names.begin(), names.end(),
+                       [&](const std::string &n) { return one.contains(n); }))
+        problems.push_back(source + ": check glob '" + glob.str() +
+                           "' selects no check");
+    }
+    for (const auto &[key, value] : options.CheckOptions)
+      if (!known.count(key))
+        problems.push_back(source + ": unknown check option '" + key.str() +
+                           "'");
+  }
+  if (!problems.empty())
+    return toolError(llvm::join(problems, "; ") +
+                     " (devcopy analyze --list-checks shows the checks)");
+  out << "No config errors detected.\n";
+  return llvm::Error::success();
+}
+
 llvm::Error printChecks(const Options &opts, const TidyConfig &config,
                         const std::string &cwd, llvm::raw_ostream &out) {
   std::string file =
       absolutePath(opts.paths.empty() ? "dummy" : opts.paths.front(), cwd);
   auto provider = config.provider();
+  if (opts.dumpConfig)
+    return dumpConfig(provider->getOptions(file), out);
+  if (opts.verifyConfig)
+    return verifyConfig(*provider, file, out);
   std::vector<std::string> enabled = clang::tidy::getCheckNames(
       provider->getOptions(file), /*AllowEnablingAnalyzerAlphaCheckers=*/false);
-  if (enabled.empty())
+  if (enabled.empty() && !config.allowNoChecks)
     return toolError("no check is enabled for '" + file +
                      "': --checks and .clang-tidy 'Checks' select none");
   if (opts.explainConfig) {
@@ -232,7 +324,7 @@ llvm::Error checkConfiguration(std::vector<TranslationUnit> &units,
     if (!clang::tidy::getCheckNames(provider->getOptions(u.file), false)
              .empty())
       enabled.push_back(std::move(u));
-  if (enabled.empty() && !units.empty()) {
+  if (enabled.empty() && !units.empty() && !config.allowNoChecks) {
     return toolError(
         "no devcopy check is enabled: --checks and .clang-tidy 'Checks' "
         "select none; add devcopy-* to them");

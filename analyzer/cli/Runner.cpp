@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <mutex>
+#include <chrono>
 #include <thread>
 #include <tuple>
 
+#include "CheckProfile.h"
+#include "Progress.h"
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang-tidy/ClangTidyModule.h"
@@ -118,7 +119,25 @@ ranges(const llvm::SmallVector<tooling::FileByteRange, 1> &in,
   return out;
 }
 
-Finding convert(const ClangTidyError &e, const std::string &unitFile) {
+/// The fix-its of `e`: its own, else with --fix-notes the one fix of its
+/// notes (none when two notes carry different fixes), as clang-tidy applies
+/// them.
+const llvm::StringMap<tooling::Replacements> *fixOf(const ClangTidyError &e,
+                                                    bool fromNotes) {
+  if (!e.Message.Fix.empty() || !fromNotes)
+    return &e.Message.Fix;
+  const llvm::StringMap<tooling::Replacements> *found = nullptr;
+  for (const tooling::DiagnosticMessage &n : e.Notes)
+    if (!n.Fix.empty()) {
+      if (found)
+        return &e.Message.Fix;
+      found = &n.Fix;
+    }
+  return found ? found : &e.Message.Fix;
+}
+
+Finding convert(const ClangTidyError &e, const std::string &unitFile,
+                bool fixNotes) {
   Finding f;
   f.rule = e.DiagnosticName;
   f.message = e.Message.Message;
@@ -161,7 +180,7 @@ Finding convert(const ClangTidyError &e, const std::string &unitFile) {
       }
     f.notes.push_back(std::move(note));
   }
-  for (const auto &[file, replacements] : e.Message.Fix)
+  for (const auto &[file, replacements] : *fixOf(e, fixNotes))
     for (const tooling::Replacement &r : replacements) {
       Edit edit;
       edit.begin.file =
@@ -182,7 +201,8 @@ Finding convert(const ClangTidyError &e, const std::string &unitFile) {
 
 std::vector<Finding> analyzeOne(const TranslationUnit &unit,
                                 const TidyConfig &config, bool &crashed,
-                                UnitHooks *hooks, std::size_t index) {
+                                UnitHooks *hooks, std::size_t index,
+                                const std::string &profileDir) {
   // A physical file system of its own: ClangTool changes its working
   // directory, and the process-wide one would race between workers.
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> physical(
@@ -196,6 +216,10 @@ std::vector<Finding> analyzeOne(const TranslationUnit &unit,
   // command's directory, not devcopy's (ClangTool moves the overlay's, and so
   // this physical one's, working directory to each command's).
   ClangTidyContext context(config.provider(physical));
+  if (!profileDir.empty()) {
+    context.setEnableProfiling(true);
+    context.setProfileStoragePrefix(profileDir);
+  }
   UnitDatabase db(unit);
   tooling::ClangTool tool(db, {unit.file},
                           std::make_shared<PCHContainerOperations>(), fs);
@@ -222,7 +246,7 @@ std::vector<Finding> analyzeOne(const TranslationUnit &unit,
   tool.appendArgumentsAdjuster(tooling::getStripPluginsAdjuster());
   ClangTidyDiagnosticConsumer consumer(context, nullptr,
                                        /*RemoveIncompatibleErrors=*/true,
-                                       /*GetFixesFromNotes=*/false);
+                                       /*GetFixesFromNotes=*/config.fixNotes);
   DiagnosticsEngine engine(new DiagnosticIDs(), new DiagnosticOptions(),
                            &consumer,
                            /*ShouldOwnClient=*/false);
@@ -238,7 +262,7 @@ std::vector<Finding> analyzeOne(const TranslationUnit &unit,
   }
   std::vector<Finding> out;
   for (const ClangTidyError &e : consumer.take())
-    out.push_back(convert(e, unit.file));
+    out.push_back(convert(e, unit.file, config.fixNotes));
   // A failed run that left no compile error would otherwise read as clean.
   if (status != 0 && std::none_of(out.begin(), out.end(), [](const Finding &f) {
         return f.rule == "clang-diagnostic-error";
@@ -271,18 +295,20 @@ void analyzeUnits(const std::vector<TranslationUnit> &units,
   std::vector<std::vector<Finding>> perUnit(order.size());
   std::unique_ptr<bool[]> crashed(new bool[order.size()]());
   std::atomic<std::size_t> next{0};
-  std::size_t done = 0;
-  std::mutex mu;
+  llvm::SmallString<256> cwd;
+  llvm::sys::fs::current_path(cwd);
+  Progress lines(order.size(), std::string(cwd));
+  CheckProfile profile(config.profile);
   auto worker = [&] {
     for (std::size_t i; (i = next++) < order.size();) {
+      auto start = std::chrono::steady_clock::now();
       perUnit[i] = analyzeOne(*order[i], config, crashed[i], hooks,
-                              std::size_t(order[i] - units.data()));
-      if (!progress)
-        continue;
-      std::lock_guard<std::mutex> lock(mu);
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++done, order.size(),
-                   llvm::sys::path::filename(order[i]->file).str().c_str());
-      std::fflush(stderr);
+                              std::size_t(order[i] - units.data()),
+                              profile.folderFor(i));
+      std::chrono::duration<double> took =
+          std::chrono::steady_clock::now() - start;
+      if (progress)
+        lines.finished(order[i]->file, took.count(), perUnit[i], crashed[i]);
     }
   };
   jobs = std::max(1u, std::min<unsigned>(jobs, unsigned(order.size())));
@@ -292,8 +318,7 @@ void analyzeUnits(const std::vector<TranslationUnit> &units,
   worker();
   for (std::thread &t : threads)
     t.join();
-  if (progress && !order.empty())
-    std::fprintf(stderr, "\r\033[K");
+  profile.print(llvm::errs());
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (crashed[i])
       errors.push_back(

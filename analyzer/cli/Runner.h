@@ -21,6 +21,9 @@ struct TidyConfig {
   clang::tidy::ClangTidyOptions defaults;
   std::optional<clang::tidy::ClangTidyOptions> configFile; // --config-file
   clang::tidy::ClangTidyOptions overrides;                 // --checks
+  bool fixNotes = false;      // --fix-notes: a note's single fix-it counts
+  bool allowNoChecks = false; // --allow-no-checks
+  bool profile = false;       // --enable-check-profile
 
   /// A fresh provider (one per worker: providers cache and are not shared).
   /// Relative file names resolve against `fs`'s working directory (a worker
@@ -53,7 +56,9 @@ public:
 /// file system (ClangTool's working directory must not be process-wide).
 /// Positions in the findings carry file and offset; lines are not filled yet.
 /// Diagnostics named clang-diagnostic-error are compile errors. A unit whose
-/// analysis crashes adds an error; the others go on.
+/// analysis crashes adds an error; the others go on. With `progress`, one
+/// line per finished unit on stderr (Progress.h); with `config.profile`, the
+/// checks' timing table after the last.
 void analyzeUnits(const std::vector<TranslationUnit> &units,
                   const TidyConfig &config, unsigned jobs, bool progress,
                   std::vector<Finding> &findings,

@@ -19,6 +19,7 @@
 #include "Fixes.h"
 #include "Incremental.h"
 #include "Input.h"
+#include "LineFilter.h"
 #include "Options.h"
 #include "Output.h"
 #include "Project.h"
@@ -94,10 +95,13 @@ void locateAll(std::vector<Finding> &findings, SourceText &sources) {
 }
 
 /// Compile errors become tool errors, one per file (the first, and a count);
-/// the unit's other findings and every other unit's stay reported.
-void splitCompileErrors(std::vector<Finding> &findings,
-                        std::vector<ToolError> &errors,
-                        const std::string &cwd) {
+/// the unit's other findings and every other unit's stay reported. Those with
+/// fix-its go to `fixable` (--fix-errors applies them). Returns how many
+/// files do not compile.
+std::size_t splitCompileErrors(std::vector<Finding> &findings,
+                               std::vector<ToolError> &errors,
+                               const std::string &cwd,
+                               std::vector<Finding> &fixable) {
   std::map<std::string, std::pair<const Finding *, unsigned>> firstByFile;
   std::vector<Finding> kept;
   // clang's "too many errors emitted" is no error of the file: quote the first
@@ -129,9 +133,9 @@ void splitCompileErrors(std::vector<Finding> &findings,
                    "entry: fix it, or leave it out of the analyzed paths"});
   }
   for (Finding &f : findings)
-    if (f.rule != kCompileError)
-      kept.push_back(std::move(f));
+    (f.rule != kCompileError ? kept : fixable).push_back(std::move(f));
   findings = std::move(kept);
+  return firstByFile.size();
 }
 
 /// A header's finding reaches us once per unit that includes it, by as many
@@ -145,6 +149,83 @@ void dedupe(std::vector<Finding> &findings, SourceText &sources) {
             .second)
       unique.push_back(std::move(f));
   findings = std::move(unique);
+}
+
+/// The run-wide steps between the analysis and the reports: lines and
+/// columns, compile errors apart, --line-filter, one finding per place,
+/// fingerprints; then --export-fixes and --fix (not where a unit does not
+/// compile, unless --fix-errors, as clang-tidy).
+void finish(Results &results, SourceText &sources,
+            const std::vector<TranslationUnit> &units, const Options &opts,
+            const std::string &cwd, const std::string &root) {
+  locateAll(results.findings, sources);
+  std::vector<Finding> compileErrors;
+  std::size_t broken =
+      splitCompileErrors(results.findings, results.errors, cwd, compileErrors);
+  if (llvm::Expected<LineFilter> lines = LineFilter::parse(opts.lineFilter))
+    lines->apply(results.findings);
+  else
+    llvm::consumeError(lines.takeError()); // parseOptions checked it
+  dedupe(results.findings, sources);
+  assignFingerprints(results.findings, sources, root);
+  // As clang-tidy: the fixes exported are those found, before --fix applies
+  // them.
+  if (!opts.exportFixes.empty())
+    if (llvm::Error e = exportFixes(opts.exportFixes, results.findings, units))
+      results.errors.push_back(
+          {opts.exportFixes, llvm::toString(std::move(e))});
+  if (!opts.fix)
+    return;
+  if (broken && !opts.fixErrors) {
+    llvm::errs() << "devcopy: note: " << broken
+                 << " file(s) do not compile and --fix-errors was not given: "
+                    "no fix applied\n";
+    return;
+  }
+  // Compile errors' fix-its too (clang's "did you mean"); they are errors,
+  // not findings, whether applied or not.
+  for (Finding &f : compileErrors)
+    if (!f.fixes.empty())
+      results.findings.push_back(std::move(f));
+  std::size_t before = results.errors.size();
+  unsigned fixed = applyFixes(results.findings, sources, results.errors);
+  llvm::erase_if(results.findings,
+                 [](const Finding &f) { return f.rule == kCompileError; });
+  if (results.errors.size() == before && !opts.quiet)
+    llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
+}
+
+/// The report on `out` in the chosen format; text is colored as clang-tidy
+/// colors it: with --use-color, or by default when stdout is a terminal.
+void writeReport(llvm::raw_ostream &out, const Options &opts,
+                 const Results &results, SourceText &sources,
+                 const std::string &root, const std::string &cwd) {
+  if (opts.format == "sarif")
+    return writeSarif(out, results, sources, root, opts.ruleDocs);
+  if (opts.format == "json")
+    return writeJson(out, results, root);
+  out.enable_colors(
+      opts.useColor.value_or(opts.output.empty() && isatty(STDOUT_FILENO)));
+  writeText(out, results, sources, cwd);
+}
+
+/// The summary lines on stderr, as clang-tidy words them.
+void summarize(const Options &opts, const Results &results, bool baseline) {
+  if (opts.quiet)
+    return;
+  llvm::errs() << "devcopy: " << results.findings.size()
+               << (baseline ? " new" : "") << " finding(s) in "
+               << results.analyzed << " translation unit(s)";
+  if (baseline)
+    llvm::errs() << ", " << results.baselined << " in the baseline";
+  llvm::errs() << "\n";
+  auto asErrors =
+      std::count_if(results.findings.begin(), results.findings.end(),
+                    [](const Finding &f) { return f.warningAsError; });
+  if (asErrors)
+    llvm::errs() << "devcopy: " << asErrors << " warning"
+                 << (asErrors == 1 ? "" : "s") << " treated as error"
+                 << (asErrors == 1 ? "" : "s") << "\n";
 }
 
 } // namespace
@@ -193,7 +274,7 @@ int main(int argc, char **argv) {
   } else {
     if (llvm::Error e = loadTidyConfig(opts, config))
       return fail(toolErrors(std::move(e)));
-    if (opts.listChecks || opts.explainConfig) {
+    if (opts.configOnly()) {
       // As clang-tidy: for the first PATH (or a file here), no compile
       // database.
       if (llvm::Error e = printChecks(opts, config, cwd, llvm::outs()))
@@ -228,7 +309,7 @@ int main(int argc, char **argv) {
 
   unsigned jobs =
       opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
-  bool progress = opts.progress && isatty(STDERR_FILENO);
+  bool progress = opts.progress && !opts.quiet;
   std::optional<FactsCollector> collector;
   if (!opts.noFacts)
     collector.emplace();
@@ -271,7 +352,7 @@ int main(int argc, char **argv) {
     // Workers finish in any order; the file and the join should not.
     std::sort(all.Units.begin(), all.Units.end(),
               [](const auto &a, const auto &b) { return a.File < b.File; });
-    for (Finding &f : joinFacts(all, sources))
+    for (Finding &f : joinFacts(all, sources, units, partial))
       results.findings.push_back(std::move(f));
     if (llvm::Error e = writeAtomically(factsPath, [&](llvm::raw_ostream &os) {
           os << facts::toJSON(all) << "\n";
@@ -282,23 +363,7 @@ int main(int argc, char **argv) {
                "': " + llvm::toString(std::move(e)) +
                "; choose a writable path with --facts, or --no-facts"});
   }
-  locateAll(results.findings, sources);
-  splitCompileErrors(results.findings, results.errors, cwd);
-  dedupe(results.findings, sources);
-  assignFingerprints(results.findings, sources, root);
-
-  // As clang-tidy: the fixes exported are those found, before --fix applies
-  // them.
-  if (!opts.exportFixes.empty())
-    if (llvm::Error e = exportFixes(opts.exportFixes, results.findings, units))
-      results.errors.push_back(
-          {opts.exportFixes, llvm::toString(std::move(e))});
-  if (opts.fix) {
-    std::size_t before = results.errors.size();
-    unsigned fixed = applyFixes(results.findings, sources, results.errors);
-    if (results.errors.size() == before && !opts.quiet)
-      llvm::errs() << "devcopy: applied fixes for " << fixed << " finding(s)\n";
-  }
+  finish(results, sources, units, opts, cwd, root);
   if (!opts.writeBaseline.empty()) {
     if (llvm::Error e =
             Baseline::write(opts.writeBaseline, results.findings, root))
@@ -313,33 +378,11 @@ int main(int argc, char **argv) {
     results.baselined = unsigned(results.known.size());
   }
 
-  llvm::raw_ostream &out = report->os();
-  if (opts.format == "sarif")
-    writeSarif(out, results, sources, root, opts.ruleDocs);
-  else if (opts.format == "json")
-    writeJson(out, results, root);
-  else
-    writeText(out, results, sources, cwd);
+  writeReport(report->os(), opts, results, sources, root, cwd);
   if (llvm::Error err = report->commit())
     results.errors.push_back(
         {opts.output, "output: " + llvm::toString(std::move(err))});
-
-  if (!opts.quiet) {
-    llvm::errs() << "devcopy: " << results.findings.size()
-                 << (baseline ? " new" : "") << " finding(s) in "
-                 << results.analyzed << " translation unit(s)";
-    if (baseline)
-      llvm::errs() << ", " << results.baselined << " in the baseline";
-    llvm::errs() << "\n";
-    // As clang-tidy words it.
-    auto asErrors =
-        std::count_if(results.findings.begin(), results.findings.end(),
-                      [](const Finding &f) { return f.warningAsError; });
-    if (asErrors)
-      llvm::errs() << "devcopy: " << asErrors << " warning"
-                   << (asErrors == 1 ? "" : "s") << " treated as error"
-                   << (asErrors == 1 ? "" : "s") << "\n";
-  }
+  summarize(opts, results, baseline.has_value());
   if (!results.errors.empty())
     return fail(results.errors);
   if (!opts.writeBaseline.empty())

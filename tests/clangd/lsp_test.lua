@@ -1,6 +1,7 @@
 -- End-to-end test of devcopy-clangd through Neovim's built-in LSP client:
 -- open a fixture, check every devcopy diagnostic against the fixture's caret
--- annotations, apply one diagnostic's quick fix, check that it is gone.
+-- annotations and every quick fix's title (a few words), apply one
+-- diagnostic's quick fix, check that it is gone.
 --
 --   nvim --headless -u NONE -c 'luafile lsp_test.lua'
 --
@@ -215,6 +216,26 @@ local function run()
   log(string.format('after open: %d diagnostics', #diags))
   for _, d in ipairs(diags) do log('  ' .. key(tostring(d.code), d.range) .. ': ' .. d.message) end
   compare('after open', expected, diags)
+
+  -- Each quick fix says the fix in a few words, never the whole warning.
+  for _, d in ipairs(diags) do
+    if is_devcopy(d) then
+      local reply = client.request_sync('textDocument/codeAction', {
+        textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+        range = d.range,
+        context = { diagnostics = { d }, only = { 'quickfix' } },
+      }, TIMEOUT_MS, bufnr)
+      for _, a in ipairs((reply and reply.result) or {}) do
+        if a.kind == 'quickfix' then
+          log('  quick fix for ' .. d.code .. ': ' .. a.title)
+          if #a.title > 80 then
+            fail('quick fix title of ' .. key(d.code, d.range) .. ' has ' .. #a.title
+                 .. ' characters: ' .. a.title)
+          end
+        end
+      end
+    end
+  end
 
   if points then
     client.stop()

@@ -55,6 +55,32 @@ def project(args, sources):
     return p, Tidy(args, p)
 
 
+def file_paths(node):
+    """Every FilePath of an --export-fixes document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "FilePath" and value:
+                yield value
+            else:
+                yield from file_paths(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from file_paths(item)
+
+
+def absolute_paths(node, base):
+    """Rewrites each FilePath of `node` as an absolute path below `base`."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "FilePath" and value:
+                node[key] = os.path.normpath(os.path.join(base, value))
+            else:
+                absolute_paths(value, base)
+    elif isinstance(node, list):
+        for item in node:
+            absolute_paths(item, base)
+
+
 def same(what, ours, theirs):
     check(ours == theirs, f"{what}: devcopy differs from clang-tidy:\n--- devcopy\n{ours}"
                           f"--- clang-tidy\n{theirs}")
@@ -119,10 +145,15 @@ def case_flags(args):
     # --quiet: the report only.
     rc, out, err = p.analyze("--quiet", "src/train.cpp")
     check(rc == 1 and out and err == "", f"--quiet still says: {err!r}")
-    # --export-fixes: clang-tidy's YAML, the same document.
+    # --export-fixes: clang-tidy's YAML, the same document, every path made
+    # absolute (clang-tidy's own are relative to each BuildDirectory).
     p.analyze("--export-fixes=ours.yaml", "src/train.cpp")
     tidy.run("--export-fixes=theirs.yaml", "src/train.cpp")
     ours, theirs = (yaml.safe_load(p.read(n)) for n in ("ours.yaml", "theirs.yaml"))
+    paths = list(file_paths(ours))
+    check(paths and all(os.path.isabs(f) for f in paths), f"relative paths exported: {paths}")
+    for d in theirs["Diagnostics"]:
+        absolute_paths(d, d["BuildDirectory"])
     check(ours == theirs and len(ours["Diagnostics"]) == 2,
           f"--export-fixes:\n{p.read('ours.yaml')}\n---\n{p.read('theirs.yaml')}")
     check(any(d["DiagnosticMessage"]["Replacements"] for d in ours["Diagnostics"]), "no fixes exported")
@@ -130,6 +161,78 @@ def case_flags(args):
     line = expect_error(p.analyze("--chekcs=x"), "unknown option '--chekcs=x'", "--checks")
     expect_error(p.analyze("-p"), "'-p' needs a value")
     expect_error(p.analyze("--list-checks", "--checks=-*"), "no check is enabled")
+
+
+def case_conventions(args):
+    """clang-tidy's conventions, side by side with clang-tidy-19 + plugin:
+    FILE -- FLAGS with no compile database, --line-filter (a note's line
+    counts), --exclude-header-filter, --system-headers, --fix-notes (implying --fix),
+    --dump-config."""
+    p, tidy = project(args, ["train.cpp", "header_user.cpp"])
+    p.write("src/sys_user.cpp", "#include <off.h>\n")
+    p.write("src/parens.cpp", "bool g(bool a, bool b, bool c) {\n  return a && b || c;\n}\n")
+    p.write(".clang-tidy", "CheckOptions: {MainFileOnly: false}\n")  # header findings too
+    devcopy = ["--checks=-*,devcopy-*"]
+    # FILE -- FLAGS: clang-tidy's fixed compile database; no compile_commands.json.
+    os.remove(p.path("compile_commands.json"))
+    flags = ["--", "-std=c++17", f"-I{args.mock}"]
+    rc, ours, err = p.analyze("src/train.cpp", *flags)
+    check(rc == 1 and ours, f"src/train.cpp -- FLAGS: exit {rc}\n{err}")
+    # clang-tidy names the file absolute here; devcopy as always, from cwd.
+    same("FILE -- FLAGS", ours,
+         tidy.run(*devcopy, "src/train.cpp", *flags)[1].replace(p.dir + "/", ""))
+    expect_error(p.analyze("src", *flags), "'src' is no source file")
+    expect_error(p.analyze("--", "-std=c++17"), "name them before '--'")
+    p.set_sources(["train.cpp", "header_user.cpp"])
+    # --line-filter: line 17's finding, and the loop finding through its note
+    # on line 10; a file the filter does not name reports nothing.
+    lines = '--line-filter=[{"name":"src/train.cpp","lines":[[10,10],[17,17]]}]'
+    rc, ours, _ = p.analyze(lines, "src/train.cpp")
+    check("devcopy-copy-in-loop" in ours and "devcopy-create-then-move" in ours and
+          "devcopy-discarded-copy" not in ours, f"{lines}:\n{ours}")
+    same("--line-filter", ours, tidy.run(*devcopy, lines, "src/train.cpp")[1])
+    rc, ours, _ = p.analyze('--line-filter=[{"name":"other.cpp"}]', "src/train.cpp")
+    check(rc == 0 and ours == "", f"a file the filter leaves out still reports:\n{ours}")
+    # --exclude-header-filter wins over --header-filter.
+    header = ["--header-filter=.*", "src/header_user.cpp"]
+    rc, ours, _ = p.analyze(*header)
+    check("inc/off.h:3:3" in ours, f"no header finding to exclude:\n{ours}")
+    rc, ours, _ = p.analyze("--exclude-header-filter=off\\.h", *header)
+    check(rc == 0 and ours == "", f"--exclude-header-filter:\n{ours}")
+    same("--exclude-header-filter", ours,
+         tidy.run(*devcopy, "--exclude-header-filter=off\\.h", *header)[1])
+    # --system-headers: a header reached through -isystem.
+    system = [f"--extra-arg=-isystem{p.path('inc')}", "--header-filter=.*", "src/sys_user.cpp"]
+    p.set_sources(["train.cpp", "sys_user.cpp", "parens.cpp"])
+    rc, ours, _ = p.analyze(*system)
+    check(rc == 0 and ours == "", f"a system header's finding without --system-headers:\n{ours}")
+    rc, ours, _ = p.analyze("--system-headers", *system)
+    check("inc/off.h:3:3" in ours, f"--system-headers:\n{ours}")
+    same("--system-headers", ours,  # clang names it by the absolute -isystem path
+         tidy.run(*devcopy, "--system-headers", *system)[1].replace(p.dir + "/", ""))
+    # --fix-notes: clang's only fix-it for 'a && b || c' is on its note.
+    checks = ["--checks=-*,devcopy-discarded-copy,clang-diagnostic-logical-op-parentheses",
+              "--extra-arg=-Wparentheses", "src/parens.cpp"]
+    before = p.read("src/parens.cpp")
+    rc, out, _ = p.analyze("--fix", *checks)
+    check("[clang-diagnostic-logical-op-parentheses]" in out, f"no warning to fix:\n{out}")
+    check(p.read("src/parens.cpp") == before, "--fix applied a note's fix-it")
+    p.analyze("--fix-notes", *checks)  # implies --fix, as in clang-tidy
+    ours = p.read("src/parens.cpp")
+    check("(a && b) || c" in ours, f"--fix-notes applied nothing:\n{ours}")
+    p.write("src/parens.cpp", before)
+    tidy.run("--fix-notes", *checks)
+    same("--fix-notes", ours, p.read("src/parens.cpp"))
+    # --dump-config: the effective configuration, check options included.
+    rc, ours, _ = p.analyze("--dump-config", *devcopy, "src/train.cpp")
+    theirs = tidy.run("--dump-config", *devcopy, "src/train.cpp")[1]
+    ours, theirs = yaml.safe_load(ours), yaml.safe_load(theirs)
+    # Each tool's defaults first, then --checks: '-*' makes them the same checks.
+    check(ours["Checks"].endswith(",-*,devcopy-*") and theirs["Checks"].endswith(",-*,devcopy-*"),
+          f"--dump-config Checks: {ours['Checks']!r} / {theirs['Checks']!r}")
+    check(ours["CheckOptions"] == theirs["CheckOptions"] and
+          any(k.startswith("devcopy-") for k in ours["CheckOptions"]),
+          f"--dump-config CheckOptions:\n{ours}\n---\n{theirs}")
 
 
 def case_version_help(args):

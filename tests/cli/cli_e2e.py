@@ -44,6 +44,21 @@ def diagnostics(out):
     return found
 
 
+def read_pty(master):
+    """Everything written to a pty until its other end closes; closes it."""
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return out
+
+
 TEMP_DIRS = []  # removed when the case passes; kept for a look when it fails
 
 
@@ -111,16 +126,7 @@ def case_text(args):
     proc = subprocess.run([args.devcopy, "analyze", "--jobs", "1", "--no-cache"], cwd=p.dir,
                           stdout=subprocess.PIPE, stderr=slave, text=True, timeout=300)
     os.close(slave)
-    tty = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        tty += chunk
-    os.close(master)
+    tty = read_pty(master)
     check(proc.returncode == 1 and proc.stdout == out_text, "a terminal changes the report")
     check(b"[1/2] " in tty and b"[2/2] " in tty, f"no progress line on a terminal: {tty!r}")
     # PATH arguments select translation units.
@@ -472,6 +478,89 @@ def case_hostile(args):
     check(out.count("[devcopy-") == 3, "the other unit's findings are still reported")
     tried += 1
     print(f"{tried} hostile inputs: one-line errors, no crash")
+
+
+PROGRESS_LINE = re.compile(r"^\[(\d+)/(\d+)\] (\S+) \d+\.\d s, (\d+) findings?(, (\d+) compile errors?)?$")
+
+
+def stdout_on_terminal(args, cwd, *argv):
+    """stdout of devcopy when it is a terminal (a pty), as bytes."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([args.devcopy, "analyze", "--no-progress", *argv], cwd=cwd,
+                            stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    out = read_pty(master)
+    proc.wait(timeout=300)
+    return out
+
+
+def case_flags_more(args):
+    """Progress lines where CI reads them, --verify-config, --use-color,
+    --fix-errors, --allow-no-checks, --enable-check-profile, and a unit that
+    does not compile reporting its findings beside its error."""
+    p = Project(args)
+    # One line per finished unit on stderr, which is no terminal here.
+    rc, out, err = p.run("analyze", "--no-cache", "--jobs", "1")
+    lines = [PROGRESS_LINE.match(line) for line in err.splitlines() if line.startswith("[")]
+    check(len(lines) == 2 and all(lines), f"progress lines on a pipe:\n{err}")
+    got = {(m[3], int(m[4])) for m in lines}
+    check(got == {("src/train.cpp", 3), ("src/clean.cpp", 0)}, f"progress: {sorted(got)}")
+    check({int(m[1]) for m in lines} == {1, 2} and {m[2] for m in lines} == {"2"}, err)
+    for quiet in ("--quiet", "--no-progress"):
+        rc, out, err = p.run("analyze", "--no-cache", quiet)
+        check(rc == 1 and "[1/2]" not in err, f"{quiet} still shows progress:\n{err}")
+
+    # --verify-config: a glob selecting no check, an option no check reads.
+    rc, out, err = p.analyze("--verify-config", "src/train.cpp")
+    check(rc == 0 and out == "No config errors detected.\n", f"--verify-config: {rc}\n{out}{err}")
+    p.write(".clang-tidy", "Checks: 'devcopy-*,devcopy-discarded-copi'\n"
+                           "CheckOptions: {devcopy-copy-in-loop.MainFileOnli: false}\n")
+    expect_error(p.analyze("--verify-config", "src/train.cpp"),
+                 "check glob 'devcopy-discarded-copi' selects no check",
+                 "unknown check option 'devcopy-copy-in-loop.MainFileOnli'", p.path(".clang-tidy"))
+    os.remove(p.path(".clang-tidy"))
+
+    # --use-color: clang's colors; by default only when stdout is a terminal.
+    rc, out, err = p.analyze("--use-color", "src/train.cpp")
+    check("\033[0;1;35mwarning: " in out, f"--use-color: no color:\n{out!r}")
+    rc, plain, err = p.analyze("src/train.cpp")
+    check("\033[" not in plain, "colors on a pipe without --use-color")
+    check(re.sub(r"\033\[[0-9;]*m", "", out) == plain, "colors changed the text")
+    tty = stdout_on_terminal(args, p.dir, "src/train.cpp")
+    check(b"\033[0;1;35mwarning: " in tty, f"no color on a terminal: {tty[:200]!r}")
+    tty = stdout_on_terminal(args, p.dir, "--use-color=false", "src/train.cpp")
+    check(b"\033[" not in tty, f"--use-color=false colored a terminal: {tty[:200]!r}")
+
+    # --allow-no-checks: none enabled is no error; nothing is analyzed.
+    expect_error(p.analyze("--checks=-*"), "no devcopy check is enabled")
+    rc, out, err = p.analyze("--checks=-*", "--allow-no-checks")
+    check(rc == 0 and out == "", f"--allow-no-checks: exit {rc}\n{out}{err}")
+
+    # --enable-check-profile: a row per check, every unit analyzed again.
+    p.analyze()  # fills the cache
+    rc, out, err = p.analyze("--enable-check-profile")
+    check(rc == 1 and "unchanged, not analyzed again" not in err, f"profile used the cache:\n{err}")
+    rows = re.findall(r"^ +(\d+\.\d+) +(\d+\.\d+) +(\d+\.\d+)  (devcopy-[a-z-]+)$", err, re.M)
+    check({r[3] for r in rows} >= {"devcopy-discarded-copy", "devcopy-copy-in-loop"},
+          f"--enable-check-profile table:\n{err}")
+    check("check profile of 2 translation unit(s)" in err, err)
+
+    # A unit that does not compile: its own findings beside its error, exit 2;
+    # --fix leaves it alone unless --fix-errors.
+    p.write("src/broken.cpp", p.read("src/train.cpp") + "int broken() { return undeclared; }\n")
+    p.set_sources(["broken.cpp"])
+    before = p.read("src/broken.cpp")
+    rc, out, err = p.analyze("--no-cache")
+    expect_error((rc, out, err), "src/broken.cpp:", "undeclared")
+    found = {(m[1], int(m[2]), m[6]) for m in diagnostics(out) if m[4] == "warning"}
+    want = {(f.replace("train", "broken"), line, rule) for f, line, rule in EXPECTED}
+    check(found == want, f"the broken unit's findings: {sorted(found)}")
+    rc, out, err = p.analyze("--fix")
+    check(rc == 2 and p.read("src/broken.cpp") == before and "--fix-errors" in err,
+          f"--fix despite a compile error: {rc}\n{err}")
+    rc, out, err = p.analyze("--fix-errors")
+    check(rc == 2 and "prev = prev.to(" in p.read("src/broken.cpp"),
+          f"--fix-errors applied nothing: {rc}\n{err}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -223,12 +223,26 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
   // Parsed twice in one process: llvm::cl's global state must not leak.
   for (int round = 0; round < 2; ++round) {
     Options o;
-    ASSERT_EQ(parse({"devcopy", "analyze", "-checks=-*,performance-avoid-endl",
-                     "--config={Checks: 'devcopy-*'}", "--header-filter", ".*",
-                     "--warnings-as-errors=devcopy-*", "--export-fixes=f.yaml",
-                     "--quiet", "--extra-arg=-DA", "--extra-arg", "-DB",
-                     "--extra-arg-before=-DC", "--rule-docs=https://x/rules",
-                     "-j", "2", "--", "-dash.cpp"},
+    ASSERT_EQ(parse({"devcopy",
+                     "analyze",
+                     "-checks=-*,performance-avoid-endl",
+                     "--config={Checks: 'devcopy-*'}",
+                     "--header-filter",
+                     ".*",
+                     "--warnings-as-errors=devcopy-*",
+                     "--export-fixes=f.yaml",
+                     "--quiet",
+                     "--extra-arg=-DA",
+                     "--extra-arg",
+                     "-DB",
+                     "--extra-arg-before=-DC",
+                     "--rule-docs=https://x/rules",
+                     "-j",
+                     "2",
+                     "./-dash.cpp",
+                     "--",
+                     "-std=c++17",
+                     "--help"},
                     o),
               "analyze");
     EXPECT_EQ(*o.checks, "-*,performance-avoid-endl");
@@ -241,12 +255,15 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
     EXPECT_EQ(o.extraArgsBefore, std::vector<std::string>{"-DC"});
     EXPECT_EQ(o.ruleDocs, "https://x/rules");
     EXPECT_EQ(o.jobs, 2u);
-    EXPECT_EQ(o.paths, std::vector<std::string>{"-dash.cpp"});
+    EXPECT_EQ(o.paths, std::vector<std::string>{"./-dash.cpp"});
+    // After "--", as in clang-tidy: the compile command, not options.
+    EXPECT_EQ(*o.compileFlags,
+              (std::vector<std::string>{"-std=c++17", "--help"}));
     // Nothing of the previous parse is left over.
     Options fresh;
     ASSERT_EQ(parse({"devcopy", "analyze"}, fresh), "analyze");
     EXPECT_FALSE(fresh.checks || fresh.config || fresh.headerFilter ||
-                 fresh.quiet);
+                 fresh.quiet || fresh.compileFlags);
     EXPECT_TRUE(fresh.extraArgs.empty() && fresh.paths.empty());
     EXPECT_EQ(fresh.jobs, 0u);
     EXPECT_EQ(fresh.buildDir, ".");
@@ -261,7 +278,26 @@ TEST(Options, ClangTidysFlagsWithClangTidysSpellings) {
   EXPECT_EQ(parse({"devcopy", "analyze", "-checks=x", "--help"}, o), "help");
   EXPECT_EQ(parse({"devcopy", "analyze", "-help-hidden"}, o), "help");
   EXPECT_EQ(parse({"devcopy", "--version"}, o), "version");
-  EXPECT_EQ(parse({"devcopy", "analyze", "--jobs", "--", "--help"}, o), "help");
+  // "--" ends devcopy's options: the option before it has no value.
+  EXPECT_EQ(
+      parse({"devcopy", "analyze", "--jobs", "--", "--help"}, o),
+      "error: option '--jobs' needs a value (see devcopy analyze --help)");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--", "-std=c++17"}, o),
+            "error: the flags after '--' are the compile command of the files "
+            "to analyze: name them before '--' (devcopy analyze FILE... -- "
+            "FLAGS)");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--line-filter=[{\"name\":1}]"}, o),
+            "error: --line-filter is not clang-tidy's JSON "
+            "([{\"name\":\"file.cpp\",\"lines\":[[1,9]]}]): expected string "
+            "at line-filter[0].name");
+  EXPECT_EQ(parse({"devcopy", "analyze", "--fix-errors", "--fix-notes",
+                   "--system-headers", "--use-color=false", "--dump-config",
+                   "--exclude-header-filter=gen/", "--allow-no-checks"},
+                  o),
+            "analyze");
+  EXPECT_TRUE(o.fix && o.fixErrors && o.fixNotes && *o.systemHeaders &&
+              !*o.useColor && o.dumpConfig && o.allowNoChecks);
+  EXPECT_EQ(*o.excludeHeaderFilter, "gen/");
   // llvm::cl would take "-hx" for the group "-h -x", print the help and exit.
   EXPECT_EQ(parse({"devcopy", "analyze", "--heAp"}, o),
             "error: unknown option '--heAp' (see devcopy analyze --help)");
