@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Recall and precision of ``python3 -m devcopy lint`` on real PyTorch code.
 
-Reads the labelled sets (tune.tsv, blind.tsv: repository, commit, path, line,
-label, note), checks every Python file of each labelled repository out of the
-fetched mirrors at its commit, lints the labelled files with the JSON output
-and compares the findings with the labels, per set and per rule.
+Reads the labelled sets (tune.tsv, blind.tsv, blind2.tsv: repository, commit,
+path, line, label, note), checks every Python file of each labelled repository
+out of the fetched mirrors at its commit, lints the labelled files with the
+JSON output and compares the findings with the labels, per set and per rule.
 
-  python3 bench/pyreal/run.py [--set tune|blind|all] [--mirrors /work/.mirror]
+  python3 bench/pyreal/run.py [--set tune|blind|blind2|all] [--mirrors /work/.mirror]
                               [--devcopy-python python] [--show] [--repo OWNER/NAME]
 
 See README.md next to this file for how the mirrors are fetched and how the
@@ -25,7 +25,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SETS = ("tune", "blind")
+SETS = ("tune", "blind", "blind2")
 RULES = ["devcopy-discarded-copy", "devcopy-repeated-module-move",
          "devcopy-create-then-move", "devcopy-copy-in-loop",
          "devcopy-host-sync-in-loop", "devcopy-redundant-chain",
@@ -313,7 +313,7 @@ def run(a):
     # in one set is not listed as unlabelled by the other.
     stats, unlabelled = score(rows, findings)
     if len(names) > 1:
-        out += ["", table(f"both sets ({len(rows)} labels)", stats)]
+        out += ["", table(f"all sets ({len(rows)} labels)", stats)]
     out.append(f"\nreported lines not labelled yet: {len(unlabelled)}")
     for repo, _, path, line, rule, msg in sorted(unlabelled):
         out.append(f"  {repo} {path}:{line} [{rule}] {msg[:100]}")

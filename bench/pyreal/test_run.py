@@ -61,6 +61,7 @@ class RunTest(unittest.TestCase):
             json.dump(findings, f)
         cmd = [sys.executable, os.path.join(HERE, "run.py"), "--mirrors", self.mirrors,
                "--tune-file", tune, "--blind-file", blind,
+               "--blind2-file", self.write_set("blind2", []),
                "--linter", f"{sys.executable} {os.path.join(HERE, 'fake_linter.py')}", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env)
 
@@ -79,7 +80,7 @@ class RunTest(unittest.TestCase):
         self.assertRegex(tune_part, r"devcopy-host-sync-in-loop\s+1\s+0\s+1\s+1\.00\s+0\.50")
         self.assertRegex(tune_part, r"devcopy-create-then-move\s+0\s+1\s+0\s+0\.00\s+-")
         self.assertRegex(tune_part, r"devcopy-discarded-copy\s+1\s+0\s+0\s+1\.00\s+1\.00")
-        blind_part = out.split("blind set")[1].split("both sets")[0]
+        blind_part = out.split("blind set")[1].split("all sets")[0]
         self.assertRegex(blind_part, r"devcopy-host-sync-in-loop\s+0\s+1\s+0\s+0\.00\s+-")
         self.assertRegex(blind_part, r"devcopy-create-then-move\s+0\s+0\s+1\s+-\s+0\.00")
         self.assertIn("reported lines not labelled yet: 1", out)
