@@ -113,7 +113,7 @@ class Expressions:
                 recv = self.expr(f.value)
                 if meth in MODULE_ONLY_METHODS and recv is None:
                     recv = self.mark_module(f.value)
-                elif meth in TENSOR_ONLY_METHODS and recv is None:
+                elif meth in TENSOR_ONLY_METHODS and recv is None and not n.args:
                     recv = self.mark(f.value, (TENSOR, None))
                 if meth in ("register_buffer", "register_parameter", "add_module", "register_module") \
                         and self.scope.cls:
