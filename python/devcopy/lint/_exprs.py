@@ -41,6 +41,9 @@ class Expressions:
     def expr(self, n):
         t = type(n)
         if t is ast.Name:
+            fresh = self.scope.fresh
+            if fresh and n.id in fresh and fresh[n.id][1] is None:
+                fresh[n.id][1] = n  # the first read of a factory's result
             return self.lookup(n.id)
         if t is ast.Call:
             return self.call(n)

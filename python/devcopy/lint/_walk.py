@@ -36,6 +36,7 @@ class Scope:
         self.moved = set()  # receivers moved so far (keys)
         self.moved_at = {}  # name -> the node that put its module on the device
         self.premoved = {}  # local list -> a module moved before it was put there
+        self.fresh = {}  # local -> [factory call, its first read, the statement]: create-then-move
         self.returns = None
 
 
@@ -229,6 +230,8 @@ class Walk(Expressions):
     def branches(self, s):
         self.need(s.test)
         saved = self.path_ifs
+        env = self.scope.env
+        before = dict(env)
         for branch, body in (("then", s.body), ("else", s.orelse)):
             if not body:
                 continue
@@ -236,6 +239,10 @@ class Walk(Expressions):
             with _Guard(self, guard_counts(self, s.test, branch, body)):
                 self.block(body)
         self.path_ifs = saved
+        for name, kind in env.items():  # `if device is None: device = 'cpu'`: either place
+            old = before.get(name)
+            if old is not kind and old and kind and old[0] == kind[0] in (TENSOR, DEVICE) and old[1] != kind[1]:
+                env[name] = (kind[0], None)
 
     def loop(self, s):
         if isinstance(s, ast.While):
@@ -269,6 +276,9 @@ class Walk(Expressions):
         t = type(target)
         if t is ast.Name:
             self.scope.env[target.id] = kind
+            fresh = self.scope.fresh.get(target.id)
+            if fresh is not None and fresh[2] is not self.stmt:
+                del self.scope.fresh[target.id]  # rebound to something else
             # Before the name is rebound: DataParallel(net).
             placed = moved_value(self, value) or placed_by_builder(self, value)
             self.scope.built[target.id] = self.built_from(value)
