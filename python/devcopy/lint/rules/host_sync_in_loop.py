@@ -4,7 +4,7 @@ judges them: periodic guards are fine, so are values the host needs (control
 flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
-from .._kinds import MODULE, NUMPY, TENSOR, returns_tensor
+from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -32,8 +32,8 @@ def _sync(walk, call, meth, recv):
             kind, place = walk.move_target(call)
             if kind != "device" or place != "cpu":
                 return None
-        elif meth not in _READS:
-            return None
+        elif meth not in _READS or meth == "numpy":
+            return None  # numpy() works only on a tensor already on the host
         if _chained_copy(target):
             return None
         if recv is None:
@@ -60,7 +60,7 @@ def on_call(walk, call, q, meth, recv):
     loop = walk.in_loop()
     if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device:
         return
-    if recv is not None and recv[0] in (MODULE, NUMPY):
+    if recv is not None and recv[0] in (MODULE, NUMPY) or _in_dataset(walk):
         return
     found = _sync(walk, call, meth, recv)
     if found is None or not loop.runs_every_iteration():
@@ -164,10 +164,37 @@ def _kept(walk, loop, container, training):
     name = container.id
     fn = walk.scope.func
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
-    if name in params or _returned(fn, name) or _read_in(loop.node.body, name, exclude=_CONTAINERS):
+    if name in params or _returned(fn, name) or _saved(fn, loop, name) or \
+            _read_in(loop.node.body, name, exclude=_CONTAINERS):
         return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
+
+
+def _in_dataset(walk):
+    """A method of a Dataset: it reads and prepares host data for a loader."""
+    cls = walk.scope.cls
+    return cls is not None and not cls.is_module and \
+        any((dotted(b) or "").endswith("Dataset") for b in cls.node.bases)
+
+
+# Calls that write what they are given to a file or a stream.
+_SAVES = ("save", "dump", "write", "savez", "save_file", "safe_save", "to_csv")
+
+
+def _saved(fn, loop, name):
+    """`torch.save(weights, path)` after the loop fills `weights`: an export
+    that needs every value on the host."""
+    if fn is None:
+        return False
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and n.lineno > loop.node.end_lineno:
+            f = n.func
+            callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if callee.lower().endswith(_SAVES) and \
+                    any(isinstance(a, ast.Name) and a.id == name for a in n.args):
+                return True
+    return False
 
 
 def _returned(fn, name):
