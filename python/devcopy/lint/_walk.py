@@ -302,7 +302,7 @@ class Walk(Expressions):
                 if refs:
                     cls.owned.setdefault(target.attr, []).extend(refs)
                 placed = moved_value(self, value) or self.premoved_in(value)
-                if placed is not None:
+                if placed is not None:  # self.emb = build(...).to(device), accelerator.prepare(...)
                     cls.premoved[target.attr] = placed
                 if not (isinstance(value, (ast.Name, ast.Constant, ast.Attribute)) or is_stateless(self, value)):
                     cls.stateful = True
@@ -316,8 +316,9 @@ class Walk(Expressions):
                 sub = [None, kind[1]]
             elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elts):
                 sub = [self.kind_of(v) for v in value.elts]
+            placer = value if moved_value(self, value) is value else None  # a, b = accelerator.prepare(a, b)
             for e, k in zip(elts, sub):
-                self.bind(e, k, None)
+                self.bind(e, k, placer)
         elif t is ast.Starred:
             self.bind(target.value, None, None)
         else:
