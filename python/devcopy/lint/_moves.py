@@ -74,6 +74,9 @@ def moved_value(walk, value):
         return placed_before(walk, value.args[0])
     if name in PLACERS and isinstance(f, ast.Attribute) and value.args:
         return value
+    inner = getattr(walk.functions.get(f.id), "devcopy_moved", None) if isinstance(f, ast.Name) else None
+    if inner is not None:
+        return inner  # a function of the file walked already: where it moved what it returns
     if isinstance(f, ast.Name) and builds_moved(walk, f.id, 0):
         return value  # a builder that returns its module moved: create_embedding_matrix(...)
     return None

@@ -7,7 +7,7 @@ from . import _imports
 from ._exprs import Expressions
 from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
-from ._moves import is_stateless, moved_value, placed_by_builder, target_text
+from ._moves import is_stateless, moved_value, placed_before, placed_by_builder, target_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -38,6 +38,7 @@ class Scope:
         self.premoved = {}  # local list -> a module moved before it was put there
         self.fresh = {}  # local -> [factory call, its first read, the statement]: create-then-move
         self.returns = None
+        self.moved_returned = None  # the move of the module it returns
 
 
 class Walk(Expressions):
@@ -119,6 +120,7 @@ class Walk(Expressions):
         if cls is None and outer.func is None:
             self.functions[node.name] = node
         node.devcopy_returns = self.scope.returns
+        node.devcopy_moved = self.scope.moved_returned  # model = Net().to(device); return model
         self.scope = outer
         self.loops, self.path_ifs = saved
 
@@ -206,6 +208,8 @@ class Walk(Expressions):
                 kind = self.expr(s.value)
                 if self.scope.returns is None:
                     self.scope.returns = kind
+                if kind and kind[0] == MODULE and self.scope.moved_returned is None:
+                    self.scope.moved_returned = moved_value(self, s.value) or placed_before(self, s.value)
         elif t in _FUNCS:
             self.function(s, None)
             self.scope.env[s.name] = None
