@@ -269,6 +269,9 @@ class Walk(Expressions):
         """What iterating `it` yields, for `for layer in self.layers`."""
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
             return ("E", self.element_kind(it.args[0]))
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args and \
+                it.func.attr in ("parameters", "named_parameters") and self.imports.qual(it.func) is None:
+            return ("E", (TENSOR, None)) if it.func.attr == "named_parameters" else (TENSOR, None)
         kind = self.kind_of(it)
         if kind and kind[0] == MODULE:
             return kind

@@ -10,6 +10,8 @@ RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
 _CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
+# Loggers given a tensor: they read it on the host themselves.
+_LOGS = frozenset(("add_scalar",))
 # Methods of meters, progress bars and loggers: per-step reporting.
 _PROGRESS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars",
                        "log_metrics"))
@@ -26,6 +28,12 @@ def _chained_copy(node):
 
 def _sync(walk, call, meth, recv):
     """(what, tensor expression) when this call makes the host wait."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr in _LOGS and len(call.args) >= 2:
+        k = walk.kind_of(call.args[1])  # writer.add_scalar(tag, t, step) reads t on the host
+        if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(call.args[1]):
+            return f"'{f.attr}()' reads '{walk.segment(call.args[1])}' on the host", call.args[1]
+        return None
     if meth is not None:
         target = call.func.value
         if meth == "to":
@@ -67,7 +75,8 @@ def on_call(walk, call, q, meth, recv):
         return
     what, tensor = found
     stmt = walk.stmt
-    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None:
+    logged = meth in _LOGS
+    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None and not logged:
         return  # devcopy-discarded-copy reports a dropped read
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name) and \
             (walk.lookup(tensor.value.id) or ("",))[0] == TENSOR and \
@@ -77,7 +86,10 @@ def on_call(walk, call, q, meth, recv):
                        "before the loop and read its elements there")
     training = _training_step(walk)
     printed = isinstance(call.func, ast.Name) and call.func.id == "print"
-    why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
+    if logged:
+        why = _OUTPUT if training else None if loop.around_training else _OUTPUT_ANY
+    else:
+        why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
 
