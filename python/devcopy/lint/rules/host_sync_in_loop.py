@@ -66,8 +66,16 @@ def _sync(walk, call, meth, recv):
 
 def on_call(walk, call, q, meth, recv):
     loop = walk.in_loop()
-    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device:
+    if walk.facts.cpu_fixed or not walk.facts.uses_device:
         return
+    if loop is None:
+        fn = walk.scope.func
+        if meth == "item" and fn is not None and walk.scope.cls is None and not hasattr(fn, "devcopy_reads") \
+                and _sync(walk, call, meth, recv):
+            fn.devcopy_reads = call  # a helper that reads a tensor on the host: judged where it is called
+        return
+    if isinstance(call.func, ast.Name) and hasattr(walk.functions.get(call.func.id), "devcopy_reads"):
+        return _helper(walk, call, loop)
     if recv is not None and recv[0] in (MODULE, NUMPY) or _in_dataset(walk):
         return
     found = _sync(walk, call, meth, recv)
@@ -92,6 +100,23 @@ def on_call(walk, call, q, meth, recv):
         why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
+
+
+def _helper(walk, call, loop):
+    """`loss, n_correct = cal_performance(...)` on every step, a function of
+    the file that reads with item(), only to add a result to a host total."""
+    stmt = walk.stmt
+    if not isinstance(stmt, ast.Assign) or stmt.value is not call or not loop.runs_every_iteration():
+        return
+    names = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    training = _training_step(walk)
+    if not any("host total" in (_follow(walk, loop, stmt, name, training) or "") for name in names):
+        return
+    read = walk.functions[call.func.id].devcopy_reads
+    _report(walk, call, loop, f"'{call.func.id}()' reads a tensor on the host (item() at line {read.lineno}) "
+                              "and waits for the device on every iteration of this loop, only to add the "
+                              "value to a host total; return the tensor, accumulate on the device and read "
+                              "the total once after the loop")
 
 
 def on_comprehension(walk, node, gen):
