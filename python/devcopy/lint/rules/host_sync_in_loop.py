@@ -95,7 +95,7 @@ def on_call(walk, call, q, meth, recv):
     training = _training_step(walk)
     printed = isinstance(call.func, ast.Name) and call.func.id == "print"
     if logged:
-        why = _OUTPUT if training else None if loop.around_training else _OUTPUT_ANY
+        why = _OUTPUT if training else None  # logged from a rollout or an evaluation: its author's call
     else:
         why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
