@@ -134,3 +134,12 @@ def is_tensor(kind):
 
 def is_module(kind):
     return bool(kind) and kind[0] == MODULE
+
+
+def join_places(env, before):
+    """After an `if`: a tensor or device whose place a branch changed may be
+    in either place (`if device is None: device = torch.device('cpu')`)."""
+    for name, kind in env.items():
+        old = before.get(name)
+        if old is not kind and old and kind and old[0] == kind[0] in (TENSOR, DEVICE) and old[1] != kind[1]:
+            env[name] = (kind[0], None)

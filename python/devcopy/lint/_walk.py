@@ -5,7 +5,8 @@ import ast
 
 from . import _imports
 from ._exprs import Expressions
-from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
+from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
+                     source_lines)
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
 from ._moves import is_stateless, moved_value, placed_before, placed_by_builder, target_text
 
@@ -243,10 +244,7 @@ class Walk(Expressions):
             with _Guard(self, guard_counts(self, s.test, branch, body)):
                 self.block(body)
         self.path_ifs = saved
-        for name, kind in env.items():  # `if device is None: device = 'cpu'`: either place
-            old = before.get(name)
-            if old is not kind and old and kind and old[0] == kind[0] in (TENSOR, DEVICE) and old[1] != kind[1]:
-                env[name] = (kind[0], None)
+        join_places(env, before)
 
     def loop(self, s):
         if isinstance(s, ast.While):
