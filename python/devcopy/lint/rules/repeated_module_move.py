@@ -7,7 +7,7 @@ import ast
 import types
 
 from .._kinds import MODULE
-from .._moves import moved_value, placed_before, placed_by_builder, target_text
+from .._moves import module_kind, moved_value, placed_before, placed_by_builder, target_text
 
 RULE = "devcopy-repeated-module-move"
 MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
@@ -111,6 +111,8 @@ def _given_moved(walk, call, target):
     if not isinstance(built, ast.Call):
         return False
     for a in list(built.args) + [k.value for k in built.keywords]:
+        if not module_kind(walk.kind_of(a)):
+            continue  # nn.CrossEntropyLoss(weight=w.to(device)): a tensor argument
         first = moved_value(walk, a) or placed_by_builder(walk, a) or placed_before(walk, a)
         if first is None:
             continue
