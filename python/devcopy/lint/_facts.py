@@ -14,10 +14,10 @@ _CPU_CHOSEN = re.compile(
 
 # `if device is None:` before it: a default for callers that name none.
 _DEFAULTING = re.compile(r"^\s*if\s+(?:self\.)?\w*device\w*\s+is\s+None\s*:\s*$")
-# Top-level statements of a script (anything but imports, definitions,
-# decorators, docstrings and constants).
-_SCRIPT_LINE = re.compile(r"^(?!(?:import|from|def|async|class|@|if __name__|[A-Za-z_]\w*\s*=|['\"#)\]}]))\S",
-                          re.M)
+# Top-level statements of a script (anything but imports, guarded imports,
+# definitions, decorators, docstrings and constants; `if __name__` is one).
+_SCRIPT_LINE = re.compile(r"^(?!(?:import|from|def|async|class|@|try:|except|else:|finally:|[A-Za-z_]\w*\s*=|"
+                          r"['\"#)\]}]))\S", re.M)
 
 
 def _chooses_cpu(source):

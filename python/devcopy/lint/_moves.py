@@ -95,7 +95,8 @@ def placed_before(walk, node):
         return cls.premoved[node.attr]
     for call, _ in cls.init_moves:
         r = call.func.value
-        if isinstance(r, ast.Attribute) and r.attr == node.attr and isinstance(r.value, ast.Name):
+        if isinstance(r, ast.Attribute) and r.attr == node.attr and isinstance(r.value, ast.Name) \
+                and r.value.id == "self":
             return call
     return None
 
