@@ -122,7 +122,7 @@ def lint_source(path, source, rules=ALL, tree=None):
             tree = ast.parse(source, filename=path)
     if not _TRIGGERS.search(source):
         return [], {}, []  # parsed for its syntax errors; nothing for a rule here
-    facts = FileFacts(source)
+    facts = FileFacts(source, path)
     walk = Walk(path, source, tree, rules, facts)
     walk.run()
     return walk.findings, class_facts(walk), walk.events

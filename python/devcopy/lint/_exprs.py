@@ -41,6 +41,9 @@ class Expressions:
     def expr(self, n):
         t = type(n)
         if t is ast.Name:
+            fresh = self.scope.fresh
+            if fresh and n.id in fresh and fresh[n.id][1] is None:
+                fresh[n.id][1] = n  # the first read of a factory's result
             return self.lookup(n.id)
         if t is ast.Call:
             return self.call(n)
@@ -113,7 +116,7 @@ class Expressions:
                 recv = self.expr(f.value)
                 if meth in MODULE_ONLY_METHODS and recv is None:
                     recv = self.mark_module(f.value)
-                elif meth in TENSOR_ONLY_METHODS and recv is None:
+                elif meth in TENSOR_ONLY_METHODS and recv is None and not n.args:
                     recv = self.mark(f.value, (TENSOR, None))
                 if meth in ("register_buffer", "register_parameter", "add_module", "register_module") \
                         and self.scope.cls:

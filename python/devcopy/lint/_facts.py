@@ -12,13 +12,38 @@ _CPU_CHOSEN = re.compile(
     r"""^\s*(?:self\.|args\.)?\w*device\w*\s*=\s*(?:torch\.device\(\s*)?['"]cpu['"]\s*\)?\s*(?:#.*)?$""", re.M)
 
 
+# `if device is None:` before it: a default for callers that name none.
+_DEFAULTING = re.compile(r"^\s*if\s+(?:self\.)?\w*device\w*\s+is\s+None\s*:\s*$")
+# Top-level statements of a script (anything but imports, guarded imports,
+# definitions, decorators, docstrings and constants; `if __name__` is one).
+_SCRIPT_LINE = re.compile(r"^(?!(?:import|from|def|async|class|@|try:|except|else:|finally:|[A-Za-z_]\w*\s*=|"
+                          r"['\"#)\]}]))\S", re.M)
+
+
+def _chooses_cpu(source):
+    for m in _CPU_CHOSEN.finditer(source):
+        before = source[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        if not _DEFAULTING.match(before):
+            return True
+    return False
+
+
+def _library(path):
+    """A module of a package that runs nothing at import: its tensors come
+    from the scripts that call it, which choose the device."""
+    if not path:
+        return False
+    return os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py"))
+
+
 class FileFacts:
     """Whether the file works with a device at all, or is fixed to the CPU."""
 
-    def __init__(self, source):
+    def __init__(self, source, path=None):
         accel = self.names_accelerator = _ACCEL.search(source) is not None
-        self.cpu_fixed = not accel and _CPU_CHOSEN.search(source) is not None
-        self.uses_device = not self.cpu_fixed and (accel or "device" in source)
+        self.cpu_fixed = not accel and _chooses_cpu(source)
+        self.uses_device = not self.cpu_fixed and (
+            accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path))
 
 
 def class_facts(walk):

@@ -103,6 +103,29 @@ def returns_of_file(path):
         return {}
 
 
+_TORCH_IMPORT = re.compile(
+    r"^(?:import\s+((?:torch|numpy)[\w.]*)(?:\s+as\s+(\w+))?|"
+    r"from\s+((?:torch|numpy)[\w.]*)\s+import\s+(\w+)(?:\s+as\s+(\w+))?)\s*(?:#.*)?$", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def star_aliases(path):
+    """The torch and numpy names a file's top-level imports bind, which
+    `from <it> import *` hands on (`torch` through `from utils import *`)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ()
+    out = []
+    for mod, alias, frm, name, falias in _TORCH_IMPORT.findall(text):
+        if mod:
+            out.append((alias or mod.split(".")[0], mod if alias else mod.split(".")[0]))
+        else:
+            out.append((falias or name, frm + "." + name))
+    return tuple(out)
+
+
 def _module_file(base_dir, parts):
     path = os.path.join(base_dir, *parts)
     for candidate in (path + ".py", os.path.join(path, "__init__.py")):
@@ -154,6 +177,8 @@ class Imports:
         if s.names[0].name == "*":
             if where:
                 self.stars.append(where)
+                for local, full in star_aliases(where):
+                    self.aliases.setdefault(local, full)
             return
         for a in s.names:
             local = a.asname or a.name

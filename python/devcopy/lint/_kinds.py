@@ -41,8 +41,23 @@ MODULE_ONLY_METHODS = frozenset(
     "eval train parameters named_parameters buffers named_buffers modules named_modules "
     "children named_children state_dict load_state_dict register_buffer register_module "
     "register_parameter add_module requires_grad_ apply".split())
-# Methods only a Tensor has: `loss.backward()` says `loss` is one.
-TENSOR_ONLY_METHODS = frozenset(("backward", "retain_grad", "requires_grad_", "detach_"))
+# Methods only a Tensor has, called as a tensor calls them (no positional
+# argument): `loss.backward()` says `loss` is one, `accelerator.backward(loss)`
+# says nothing about `accelerator`.
+TENSOR_ONLY_METHODS = frozenset(("backward", "retain_grad", "detach_"))
+# Tensor methods that certainly return a new tensor made from the receiver:
+# the only ones a dropped result is reported for (a method of anything else,
+# `accelerator.log(...)`, may be called for its effect).
+NEW_TENSOR_METHODS = frozenset(
+    "abs add addcdiv addcmul addmm bernoulli ceil clamp clamp_max clamp_min clip copysign cos cumsum "
+    "detach div exp expm1 fill fill_diagonal floor fmod frac index_add index_copy index_fill "
+    "index_put lerp log log1p log2 logical_not masked_fill masked_scatter mul nan_to_num neg pow "
+    "reciprocal relu remainder renorm round rsqrt scatter scatter_add sigmoid sign sin sqrt square "
+    "squeeze sub t tanh transpose tril triu true_divide trunc unsqueeze uniform normal zero "
+    "clone contiguous view reshape expand expand_as permute flatten repeat sum mean std var norm prod "
+    "matmul mm bmm softmax log_softmax argmax argmin gather index_select masked_select flip roll "
+    "narrow select unfold new_zeros new_ones new_empty new_full new_tensor type_as view_as "
+    "reshape_as eq ne lt le gt ge logical_and logical_or".split())
 # Methods that copy a tensor to another device or dtype.
 DTYPE_METHODS = frozenset("half float double bfloat16 long int short bool byte char".split())
 MOVE_METHODS = frozenset(("to", "cpu", "cuda")) | DTYPE_METHODS | {"type_as", "type"}
@@ -119,3 +134,12 @@ def is_tensor(kind):
 
 def is_module(kind):
     return bool(kind) and kind[0] == MODULE
+
+
+def join_places(env, before):
+    """After an `if`: a tensor or device whose place a branch changed may be
+    in either place (`if device is None: device = torch.device('cpu')`)."""
+    for name, kind in env.items():
+        old = before.get(name)
+        if old is not kind and old and kind and old[0] == kind[0] in (TENSOR, DEVICE) and old[1] != kind[1]:
+            env[name] = (kind[0], None)

@@ -44,6 +44,7 @@ class Loop:
     def __init__(self, node, walk):
         self.node, self.guards = node, []
         self.changed, self.carried, self.targets = set(), set(), set()
+        self.rebound = set()  # names and fields assigned in the loop (not only changed in place)
         self.training = self.around_training = False
         before = walk.scope.env
         if not isinstance(node, ast.While):
@@ -52,6 +53,7 @@ class Loop:
                 if key:
                     self.targets.add(key)
                     self.changed.add(key)
+                    self.rebound.add(key)
         inner_trains = False
         stack = [(s, 0) for s in node.body]
         if isinstance(node, ast.While):
@@ -70,6 +72,7 @@ class Loop:
                         key = _store_key(m) if isinstance(m, (ast.Name, ast.Attribute, ast.Subscript)) else None
                         if key and isinstance(getattr(m, "ctx", None), (ast.Store, ast.Del)):
                             self.changed.add(key)
+                            self.rebound.add(key)
                             if t is ast.AugAssign or key in before:
                                 self.carried.add(key)
             elif t is ast.Call:
@@ -101,13 +104,15 @@ class Loop:
     def runs_every_iteration(self):
         return all(self.guards)
 
-    def invariant(self, node):
-        """True when nothing `node` names changes in the loop."""
+    def invariant(self, node, rebinding=False):
+        """True when nothing `node` names changes in the loop (with rebinding:
+        is assigned anew; `ema.update()` changes the values, not the object)."""
+        changed = self.rebound if rebinding else self.changed
         for n in ast.walk(node):
             if isinstance(n, ast.Call):
                 return False
             key = _store_key(n) if isinstance(n, (ast.Name, ast.Attribute)) else None
-            if key and (key in self.changed or key.split(".")[0] in self.changed):
+            if key and (key in changed or key.split(".")[0] in changed):
                 return False
         return True
 

@@ -17,7 +17,10 @@ STATELESS = frozenset(
 _DEF = re.compile(r"^def\s+(\w+)\s*\(.*?\)\s*(?:->[^:]*)?:[^\n]*\n", re.M | re.S)
 # Wrappers that hold the module they are given (its parameters stay where they are).
 WRAPPERS = frozenset(("DataParallel", "DistributedDataParallel", "compile", "get_peft_model",
-                      "prepare_model_for_int8_training", "prepare_model_for_kbit_training"))
+                      "prepare_model_for_int8_training", "prepare_model_for_kbit_training", "unwrap_model"))
+# Calls that place the modules they are given on the run's device and hand
+# them back (HuggingFace Accelerate's prepare).
+PLACERS = frozenset(("prepare", "prepare_model"))
 
 
 def _name(func):
@@ -67,10 +70,34 @@ def moved_value(walk, value):
             if k.arg == "device_map" and not (isinstance(k.value, ast.Constant) and k.value.value is None):
                 return value
         return None
-    if name in WRAPPERS and value.args and isinstance(value.args[0], ast.Name):
-        return walk.scope.moved_at.get(value.args[0].id)
+    if name in WRAPPERS and value.args:
+        return placed_before(walk, value.args[0])
+    if name in PLACERS and isinstance(f, ast.Attribute) and value.args:
+        return value
+    inner = getattr(walk.functions.get(f.id), "devcopy_moved", None) if isinstance(f, ast.Name) else None
+    if inner is not None:
+        return inner  # a function of the file walked already: where it moved what it returns
     if isinstance(f, ast.Name) and builds_moved(walk, f.id, 0):
         return value  # a builder that returns its module moved: create_embedding_matrix(...)
+    return None
+
+
+def placed_before(walk, node):
+    """The node that put the module `node` names on the device earlier: in
+    this function, or (a member) in its class's constructor."""
+    if isinstance(node, ast.Name):
+        return walk.scope.moved_at.get(node.id)
+    cls = walk.scope.cls
+    if cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                           and node.value.id == "self"):
+        return None
+    if node.attr in cls.premoved:
+        return cls.premoved[node.attr]
+    for call, _ in cls.init_moves:
+        r = call.func.value
+        if isinstance(r, ast.Attribute) and r.attr == node.attr and isinstance(r.value, ast.Name) \
+                and r.value.id == "self":
+            return call
     return None
 
 

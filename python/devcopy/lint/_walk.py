@@ -5,9 +5,10 @@ import ast
 
 from . import _imports
 from ._exprs import Expressions
-from ._kinds import DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, source_lines
+from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
+                     source_lines)
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
-from ._moves import is_stateless, moved_value, placed_by_builder, target_text
+from ._moves import is_stateless, moved_value, placed_before, placed_by_builder, target_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -36,7 +37,9 @@ class Scope:
         self.moved = set()  # receivers moved so far (keys)
         self.moved_at = {}  # name -> the node that put its module on the device
         self.premoved = {}  # local list -> a module moved before it was put there
+        self.fresh = {}  # local -> [factory call, its first read, the statement]: create-then-move
         self.returns = None
+        self.moved_returned = None  # the move of the module it returns
 
 
 class Walk(Expressions):
@@ -118,6 +121,7 @@ class Walk(Expressions):
         if cls is None and outer.func is None:
             self.functions[node.name] = node
         node.devcopy_returns = self.scope.returns
+        node.devcopy_moved = self.scope.moved_returned  # model = Net().to(device); return model
         self.scope = outer
         self.loops, self.path_ifs = saved
 
@@ -205,6 +209,8 @@ class Walk(Expressions):
                 kind = self.expr(s.value)
                 if self.scope.returns is None:
                     self.scope.returns = kind
+                if kind and kind[0] == MODULE and self.scope.moved_returned is None:
+                    self.scope.moved_returned = moved_value(self, s.value) or placed_before(self, s.value)
         elif t in _FUNCS:
             self.function(s, None)
             self.scope.env[s.name] = None
@@ -229,6 +235,8 @@ class Walk(Expressions):
     def branches(self, s):
         self.need(s.test)
         saved = self.path_ifs
+        env = self.scope.env
+        before = dict(env)
         for branch, body in (("then", s.body), ("else", s.orelse)):
             if not body:
                 continue
@@ -236,6 +244,7 @@ class Walk(Expressions):
             with _Guard(self, guard_counts(self, s.test, branch, body)):
                 self.block(body)
         self.path_ifs = saved
+        join_places(env, before)
 
     def loop(self, s):
         if isinstance(s, ast.While):
@@ -258,6 +267,9 @@ class Walk(Expressions):
         """What iterating `it` yields, for `for layer in self.layers`."""
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
             return ("E", self.element_kind(it.args[0]))
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args and \
+                it.func.attr in ("parameters", "named_parameters") and self.imports.qual(it.func) is None:
+            return ("E", (TENSOR, None)) if it.func.attr == "named_parameters" else (TENSOR, None)
         kind = self.kind_of(it)
         if kind and kind[0] == MODULE:
             return kind
@@ -269,6 +281,9 @@ class Walk(Expressions):
         t = type(target)
         if t is ast.Name:
             self.scope.env[target.id] = kind
+            fresh = self.scope.fresh.get(target.id)
+            if fresh is not None and fresh[2] is not self.stmt:
+                del self.scope.fresh[target.id]  # rebound to something else
             # Before the name is rebound: DataParallel(net).
             placed = moved_value(self, value) or placed_by_builder(self, value)
             self.scope.built[target.id] = self.built_from(value)
@@ -292,7 +307,7 @@ class Walk(Expressions):
                 if refs:
                     cls.owned.setdefault(target.attr, []).extend(refs)
                 placed = moved_value(self, value) or self.premoved_in(value)
-                if placed is not None:
+                if placed is not None:  # self.emb = build(...).to(device), accelerator.prepare(...)
                     cls.premoved[target.attr] = placed
                 if not (isinstance(value, (ast.Name, ast.Constant, ast.Attribute)) or is_stateless(self, value)):
                     cls.stateful = True
@@ -306,8 +321,9 @@ class Walk(Expressions):
                 sub = [None, kind[1]]
             elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elts):
                 sub = [self.kind_of(v) for v in value.elts]
+            placer = value if moved_value(self, value) is value else None  # a, b = accelerator.prepare(a, b)
             for e, k in zip(elts, sub):
-                self.bind(e, k, None)
+                self.bind(e, k, placer)
         elif t is ast.Starred:
             self.bind(target.value, None, None)
         else:

@@ -4,6 +4,7 @@ staged there beside the parameters."""
 import ast
 
 from .._kinds import CKPT
+from .._moves import placed_before
 from .repeated_module_move import add_event, receiver_key
 
 RULE = "devcopy-checkpoint-to-device"
@@ -40,7 +41,7 @@ def on_call(walk, call, q, meth, recv):
     load = ck[2]
     seg = walk.segment(load).replace("{", "{{").replace("}", "}}")
     name = (key or "the model").replace("{", "{{").replace("}", "}}")
-    moved = key in scope.moved
+    moved = key in scope.moved or placed_before(walk, model) is not None
     if not refs and not moved:
         return
     add_event(walk, load, refs, "built",

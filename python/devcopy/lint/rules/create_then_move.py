@@ -11,14 +11,19 @@ RULE = "devcopy-create-then-move"
 LEGACY = frozenset(t + "Tensor" for t in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int",
                                           "Short", "Char", "Byte", "Bool"))
 _BETWEEN = DTYPE_METHODS | frozenset(
-    "unsqueeze squeeze view reshape repeat expand t transpose permute flatten contiguous "
+    "unsqueeze squeeze view reshape repeat expand expand_as view_as t transpose permute flatten contiguous "
     "narrow select fill_ zero_ mul_ add_ sub_ div_ uniform_ normal_ clamp_".split())
 
 
 def _factory(walk, node):
     """The factory call at the bottom of `node`'s chain of casts and views."""
     steps = 0
-    while isinstance(node, ast.Call):
+    while isinstance(node, (ast.Call, ast.Name)):
+        if isinstance(node, ast.Name):  # x = torch.zeros(n) ... x = x.cuda(), nothing reading x before
+            entry = walk.scope.fresh.get(node.id)
+            if entry is None or entry[1] is not node or not _rebinds(walk.stmt, node.id):
+                return None  # read before, or kept beside the copy (y = x.cuda())
+            return entry[0], entry[3], steps
         q = walk.imports.qual(node.func)
         if q is not None:
             parts = q.split(".")
@@ -38,6 +43,10 @@ def _factory(walk, node):
             return None  # a fill from a tensor is not followed
         node, steps = f.value, steps + 1
     return None
+
+
+def _rebinds(stmt, name):
+    return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
 
 
 def _shape_arg(node):
@@ -80,7 +89,23 @@ def _uploads_data(walk, factory, q):
     return not isinstance(data, ast.Constant)
 
 
+def _remember(walk, call, q):
+    """`x = torch.zeros(n)`: a factory's result held in a local, moved later."""
+    stmt = walk.stmt
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return
+    found = _factory(walk, stmt.value)
+    if found is None or found[0] is not call:
+        return
+    if any(k.arg == "device" for k in call.keywords) or _uploads_data(walk, call, q):
+        return
+    walk.scope.fresh[stmt.targets[0].id] = [call, None, stmt, q]
+
+
 def on_call(walk, call, q, meth, recv):
+    if q is not None and q.startswith("torch.") and q.count(".") == 1:
+        _remember(walk, call, q)
+        return
     if meth not in ("to", "cuda") or walk.facts.cpu_fixed:
         return
     if meth == "to":
@@ -97,10 +122,21 @@ def on_call(walk, call, q, meth, recv):
         return
     target = "'cuda'" if meth == "cuda" else walk.segment(call.args[0] if call.args else call.keywords[0].value)
     short = fname.split(".")[1]
+    if factory.lineno < call.lineno and not _inside(factory, call):  # through a local
+        walk.report(RULE, call, f"'{short}()' at line {factory.lineno} makes the tensor on the host and "
+                                f"'{meth}()' then copies it to {target}; create it there directly: "
+                                f"{fname}(..., device={target})",
+                    notes=[(walk.path, factory.lineno, factory.col_offset, "made on the host here")])
+        return
     walk.report(RULE, factory,
                 f"'{short}()' makes the tensor on the host and '{meth}()' then copies it to "
                 f"{target}; create it there directly: {fname}(..., device={target})",
                 fixes=_fix(walk, call, factory, target, meth))
+
+
+def _inside(node, outer):
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
 def _fix(walk, call, factory, target, meth):

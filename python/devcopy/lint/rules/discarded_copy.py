@@ -2,7 +2,8 @@
 statement. A Module's to() works in place and is never flagged."""
 import ast
 
-from .._kinds import DTYPE_METHODS, MOVE_METHODS, NON_TENSOR_METHODS, TENSOR, is_tensor, returns_tensor
+from .._kinds import (DTYPE_METHODS, MOVE_METHODS, NEW_TENSOR_METHODS, NON_TENSOR_METHODS, TENSOR, is_tensor,
+                      returns_tensor)
 
 RULE = "devcopy-discarded-copy"
 _NO_RESULT = NON_TENSOR_METHODS - {"item"} | {"print", "fill_diagonal_", "apply_"}
@@ -77,6 +78,8 @@ def on_expr_stmt(walk, stmt, kind):
                              f"and the copy is dropped at once, '{name}' itself is unchanged{extra}; "
                              f"assign the result ({name} = {name}.{meth}(...)) or remove the call")
         return
+    if meth not in NEW_TENSOR_METHODS:
+        return  # a method not known to make a tensor: called for its effect
     instead = f"use the in-place '{meth}_()' or assign the result" if meth in _IN_PLACE else \
         "assign the result or remove the call"
     walk.report(RULE, v, f"result of '{meth}()' is discarded: it makes a new tensor and drops it at "

@@ -4,12 +4,14 @@ judges them: periodic guards are fine, so are values the host needs (control
 flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
-from .._kinds import MODULE, NUMPY, TENSOR, returns_tensor
+from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
 _CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
+# Loggers given a tensor: they read it on the host themselves.
+_LOGS = frozenset(("add_scalar",))
 # Methods of meters, progress bars and loggers: per-step reporting.
 _PROGRESS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars",
                        "log_metrics"))
@@ -26,14 +28,20 @@ def _chained_copy(node):
 
 def _sync(walk, call, meth, recv):
     """(what, tensor expression) when this call makes the host wait."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr in _LOGS and len(call.args) >= 2:
+        k = walk.kind_of(call.args[1])  # writer.add_scalar(tag, t, step) reads t on the host
+        if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(call.args[1]):
+            return f"'{f.attr}()' reads '{walk.segment(call.args[1])}' on the host", call.args[1]
+        return None
     if meth is not None:
         target = call.func.value
         if meth == "to":
             kind, place = walk.move_target(call)
             if kind != "device" or place != "cpu":
                 return None
-        elif meth not in _READS:
-            return None
+        elif meth not in _READS or meth == "numpy":
+            return None  # numpy() works only on a tensor already on the host
         if _chained_copy(target):
             return None
         if recv is None:
@@ -58,16 +66,25 @@ def _sync(walk, call, meth, recv):
 
 def on_call(walk, call, q, meth, recv):
     loop = walk.in_loop()
-    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device:
+    if walk.facts.cpu_fixed or not walk.facts.uses_device:
         return
-    if recv is not None and recv[0] in (MODULE, NUMPY):
+    if loop is None:
+        fn = walk.scope.func
+        if meth == "item" and fn is not None and walk.scope.cls is None and not hasattr(fn, "devcopy_reads") \
+                and _sync(walk, call, meth, recv):
+            fn.devcopy_reads = call  # a helper that reads a tensor on the host: judged where it is called
+        return
+    if isinstance(call.func, ast.Name) and hasattr(walk.functions.get(call.func.id), "devcopy_reads"):
+        return _helper(walk, call, loop)
+    if recv is not None and recv[0] in (MODULE, NUMPY) or _in_dataset(walk):
         return
     found = _sync(walk, call, meth, recv)
     if found is None or not loop.runs_every_iteration():
         return
     what, tensor = found
     stmt = walk.stmt
-    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None:
+    logged = meth in _LOGS
+    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None and not logged:
         return  # devcopy-discarded-copy reports a dropped read
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name) and \
             (walk.lookup(tensor.value.id) or ("",))[0] == TENSOR and \
@@ -77,9 +94,29 @@ def on_call(walk, call, q, meth, recv):
                        "before the loop and read its elements there")
     training = _training_step(walk)
     printed = isinstance(call.func, ast.Name) and call.func.id == "print"
-    why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
+    if logged:
+        why = _OUTPUT if training else None  # logged from a rollout or an evaluation: its author's call
+    else:
+        why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
+
+
+def _helper(walk, call, loop):
+    """`loss, n_correct = cal_performance(...)` on every step, a function of
+    the file that reads with item(), only to add a result to a host total."""
+    stmt = walk.stmt
+    if not isinstance(stmt, ast.Assign) or stmt.value is not call or not loop.runs_every_iteration():
+        return
+    names = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    training = _training_step(walk)
+    if not any("host total" in (_follow(walk, loop, stmt, name, training) or "") for name in names):
+        return
+    read = walk.functions[call.func.id].devcopy_reads
+    _report(walk, call, loop, f"'{call.func.id}()' reads a tensor on the host (item() at line {read.lineno}) "
+                              "and waits for the device on every iteration of this loop, only to add the "
+                              "value to a host total; return the tensor, accumulate on the device and read "
+                              "the total once after the loop")
 
 
 def on_comprehension(walk, node, gen):
@@ -164,10 +201,37 @@ def _kept(walk, loop, container, training):
     name = container.id
     fn = walk.scope.func
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
-    if name in params or _returned(fn, name) or _read_in(loop.node.body, name, exclude=_CONTAINERS):
+    if name in params or _returned(fn, name) or _saved(fn, loop, name) or \
+            _read_in(loop.node.body, name, exclude=_CONTAINERS):
         return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
+
+
+def _in_dataset(walk):
+    """A method of a Dataset: it reads and prepares host data for a loader."""
+    cls = walk.scope.cls
+    return cls is not None and not cls.is_module and \
+        any((dotted(b) or "").endswith("Dataset") for b in cls.node.bases)
+
+
+# Calls that write what they are given to a file or a stream.
+_SAVES = ("save", "dump", "write", "savez", "save_file", "safe_save", "to_csv")
+
+
+def _saved(fn, loop, name):
+    """`torch.save(weights, path)` after the loop fills `weights`: an export
+    that needs every value on the host."""
+    if fn is None:
+        return False
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and n.lineno > loop.node.end_lineno:
+            f = n.func
+            callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if callee.lower().endswith(_SAVES) and \
+                    any(isinstance(a, ast.Name) and a.id == name for a in n.args):
+                return True
+    return False
 
 
 def _returned(fn, name):

@@ -4,9 +4,10 @@ it, through super().to(), an overridden to(), nn.Sequential/ModuleList
 members and other files of the package; and a module moved twice in one
 function."""
 import ast
+import types
 
 from .._kinds import MODULE
-from .._moves import moved_value, target_text
+from .._moves import module_kind, moved_value, placed_before, placed_by_builder, target_text
 
 RULE = "devcopy-repeated-module-move"
 MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
@@ -94,11 +95,37 @@ def on_call(walk, call, q, meth, recv):
     elif key and "." not in key:
         refs = scope.built.get(key) or []
     elif key is None:
+        if _given_moved(walk, call, target):
+            return
         refs = walk.built_from(call.func.value)
     if refs:
         name = cls.node.name if key == "self" else key or walk.segment(call.func.value)
         add_event(walk, call, refs, mode, MESSAGE.format(name=_esc(name), target=_esc(f"to {target}")),
                   NOTE)
+
+
+def _given_moved(walk, call, target):
+    """`Translator(model=load_model(...)).to(device)`: a module built around
+    one already on the device is moved again."""
+    built = call.func.value
+    if not isinstance(built, ast.Call):
+        return False
+    for a in list(built.args) + [k.value for k in built.keywords]:
+        if not module_kind(walk.kind_of(a)):
+            continue  # nn.CrossEntropyLoss(weight=w.to(device)): a tensor argument
+        first = moved_value(walk, a) or placed_by_builder(walk, a) or placed_before(walk, a)
+        if first is None:
+            continue
+        name = walk.segment(a)
+        at = types.SimpleNamespace(lineno=call.func.end_lineno, end_lineno=call.end_lineno,  # the '.to(' line
+                                   col_offset=call.func.end_col_offset - len(call.func.attr),
+                                   end_col_offset=call.end_col_offset)
+        walk.report(RULE, at, f"module '{walk.segment(built.func)}(...)' is moved to {target}, but '{name}' "
+                              f"it is built around was already moved at line {first.lineno}, so its "
+                              "layers are copied twice; move the model once, after it is fully built",
+                    notes=[(walk.path, first.lineno, first.col_offset, f"'{name}' first moved here")])
+        return True
+    return False
 
 
 def add_event(walk, node, refs, mode, message, note, moved_message=None, rule=RULE):
@@ -135,7 +162,7 @@ def _every_iteration(walk, call, key, target, place):
     loop = walk.in_loop()
     if loop is None or key is None or place == "cpu" or not loop.runs_every_iteration():
         return False
-    if not loop.invariant(call.func.value):
+    if not loop.invariant(call.func.value, rebinding=True):  # a module updated in place stays where it is
         return False
     for n in ast.walk(loop.node):  # an offload and reload in the loop is deliberate
         if n is not call and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
