@@ -21,6 +21,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -314,6 +315,10 @@ void on_copy(const at::RecordFunction &fn) {
     }
   }
   if (track) {
+    if (const StatementProvider statements =
+            Hub::statements.load(std::memory_order_acquire))
+      facts.statement.size = std::max(
+          0, statements(facts.statement.frames, Statement::kMax, true));
     e.shape = shape_of(dst);
     facts.dst = dst.storage().unsafeGetStorageImpl();
     facts.dst_weak = weak_storage(dst);

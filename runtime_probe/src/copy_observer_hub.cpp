@@ -29,6 +29,7 @@ std::atomic<bool> Hub::active_{false};
 std::atomic<std::size_t> Hub::unread_{0};
 std::atomic<bool> Hub::stacks_{false};
 std::atomic<std::size_t> Hub::staged_count_{0};
+std::atomic<StatementProvider> Hub::statements{nullptr};
 
 Hub &Hub::get() {
   static Hub *hub = new Hub; // intentionally leaked, see the header
@@ -152,7 +153,9 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
             seq,
             ordinal,
             std::move(event),
-            {}};
+            {},
+            std::this_thread::get_id(),
+            facts.statement};
   if (facts.stack)
     t.stack = *facts.stack;
   tracked_.emplace(context, std::move(t));
@@ -260,19 +263,45 @@ c10::DeleterFnPtr Hub::freed(void *context) {
     publish();
     // Freed unread. Only a copy whose source is still alive freed nothing;
     // a copy outliving its source was a move.
-    if (!observers_.empty() && !t->src.expired()) {
-      for (CopyObserver::State *s : observers_) {
-        if (t->seq <= s->since)
-          continue;
-        const std::uint64_t ordinal = t->ordinal - s->copies;
-        const Stack *stack = t->stack.size ? &t->stack : nullptr;
-        s->sites.add(Verdict::discarded, t->event, stack, ordinal);
-        if (t->event.non_blocking && t->event.dst_pinned)
-          s->sites.add(Verdict::pinned_block_held, t->event, stack, ordinal);
-      }
-    }
+    if (observers_.empty() || t->src.expired())
+      return t->deleter;
+  }
+  // Outside the lock: a front end may be asked where this thread stands.
+  if (!in_statement(*t))
+    return t->deleter;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (CopyObserver::State *s : observers_) {
+    if (t->seq <= s->since)
+      continue;
+    const std::uint64_t ordinal = t->ordinal - s->copies;
+    const Stack *stack = t->stack.size ? &t->stack : nullptr;
+    s->sites.add(Verdict::discarded, t->event, stack, ordinal);
+    if (t->event.non_blocking && t->event.dst_pinned)
+      s->sites.add(Verdict::pinned_block_held, t->event, stack, ordinal);
   }
   return t->deleter;
+}
+
+bool Hub::in_statement(Tracked &t) {
+  if (t.thread != std::this_thread::get_id())
+    return false; // handed to another thread: it outlived its statement
+  if (t.statement.size > 0) {
+    const StatementProvider provider =
+        statements.load(std::memory_order_acquire);
+    StatementFrame now[Statement::kMax];
+    const int n = provider ? provider(now, Statement::kMax, false) : -1;
+    for (int i = 0; i < t.statement.size; ++i)
+      for (int j = 0; j < n; ++j)
+        if (now[j].frame == t.statement.frames[i].frame)
+          return now[j].line == t.statement.frames[i].line;
+    return false; // the frames that made it have all returned
+  }
+  if (t.stack.size > 0) {
+    Stack now;
+    capture(now);
+    return shared_frame(t.stack, now, t.event.made_at, t.event.freed_at);
+  }
+  return true; // nothing tells: unread is discarded
 }
 
 Report Hub::report(const CopyObserver::State &state) {
@@ -318,6 +347,10 @@ Report Hub::report(const CopyObserver::State &state) {
 } // namespace observer
 
 bool locates_copies() { return observer::stacks_supported(); }
+
+void set_statement_provider(StatementProvider provider) {
+  observer::Hub::statements.store(provider, std::memory_order_release);
+}
 
 CopyObserver::CopyObserver() : state_(std::make_unique<State>()) {
   observer::Hub::get().attach(state_.get());

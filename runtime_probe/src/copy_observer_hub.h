@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +65,13 @@ inline bool is_tracked(const c10::StorageImpl *s) {
   return s->data_ptr().get_deleter() == &tracked_deleter;
 }
 
+/// A front end's frames at a copy (StatementProvider), innermost first.
+struct Statement {
+  static constexpr int kMax = 16;
+  StatementFrame frames[kMax];
+  int size = 0;
+};
+
 /// What the callback decided about one copy, beside its CopyEvent.
 struct CopyFacts {
   bool sync = false; // device-to-host, the host waits
@@ -75,6 +83,7 @@ struct CopyFacts {
   const c10::TensorImpl *src_impl =
       nullptr;                  // compared only, for a watched name
   const Stack *stack = nullptr; // where, when captured
+  Statement statement;          // a tracked copy's front-end frames
   // transient-device-copy: a host-to-device result (may be a temporary), and
   // a same-device copy_ reading `from` into `into` (described by into_what).
   const c10::StorageImpl *staged = nullptr;
@@ -107,6 +116,7 @@ public:
   static bool has_staged() {
     return staged_count_.load(std::memory_order_relaxed) != 0;
   }
+  static std::atomic<StatementProvider> statements;
 
   void attach(CopyObserver::State *state);
   void detach(CopyObserver::State *state);
@@ -134,6 +144,8 @@ private:
     std::uint64_t ordinal; // among all copies seen
     CopyEvent event;
     Stack stack;
+    std::thread::id thread; // that made it
+    Statement statement;
   };
   // A host-to-device result, remembered until it dies: if the first
   // same-device copy reading it wrote into a tensor that outlives it, the
@@ -158,6 +170,10 @@ private:
   /// Judges the staged results that died; callers hold mu_.
   void settle();
   void record(const std::string &kind, const Tracked &t);
+  /// Whether a copy freed unread now, on this thread, dies in the statement
+  /// that made it (never stored); native stacks leave the verdict to the
+  /// report (CopyEvent::freed_at).
+  static bool in_statement(Tracked &t);
   std::string name_of(const c10::TensorImpl *impl) const;
 
   static std::atomic<bool> active_;
