@@ -28,10 +28,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend.h"
 #include "copy_observer_findings.h"
 #include "copy_observer_sites.h"
 #include "copy_observer_stack.h"
 #include "devcopy/copy_observer.h"
+#include "devcopy/timeline.h"
 
 namespace devcopy {
 
@@ -65,6 +67,15 @@ inline bool is_tracked(const c10::StorageImpl *s) {
   return s->data_ptr().get_deleter() == &tracked_deleter;
 }
 
+/// Allocations on this thread waiting for their line (the next op end
+/// gives it): a count the RecordFunction end callback tests.
+inline thread_local int t_unlocated = 0;
+
+/// What the ops open on this thread say a new block is ("gradients" under
+/// an autograd node, "optimizer state" in an optimizer's step), or nullptr
+/// (copy_observer.cpp).
+const char *allocation_owner();
+
 /// A front end's frames at a copy (StatementProvider), innermost first.
 struct Statement {
   static constexpr int kMax = 16;
@@ -84,6 +95,8 @@ struct CopyFacts {
       nullptr;                  // compared only, for a watched name
   const Stack *stack = nullptr; // where, when captured
   Statement statement;          // a tracked copy's front-end frames
+  const void *dst_data = nullptr; // a device result's block
+  std::uint64_t block = 0;        // its id in the memory timeline
   // transient-device-copy: a host-to-device result (may be a temporary), and
   // a same-device copy_ reading `from` into `into` (described by into_what).
   const c10::StorageImpl *staged = nullptr;
@@ -133,6 +146,17 @@ public:
   /// the copy freed there.
   c10::DeleterFnPtr freed(void *context);
 
+  /// The allocator's events (backend.h's MemorySink), under its lock.
+  static void on_memory(detail::MemoryAction action, int device,
+                        std::uint64_t address, std::int64_t bytes);
+  /// The line of this thread's allocations that wait for one.
+  void located(const SourceLocation &where);
+  /// Names the block holding `data` on `device` (MemoryTimeline::own).
+  std::uint64_t owned(const std::string &device, const void *data,
+                      const std::string &owner);
+  SourceLocation symbolize(const Stack &stack) { return symbols_.get(stack); }
+  static bool recording() { return recording_.load(std::memory_order_relaxed); }
+
   Report report(const CopyObserver::State &state);
 
 private:
@@ -157,6 +181,7 @@ private:
     CopyEvent event;
     Stack stack;
     WeakStorage into = no_storage();
+    std::uint64_t block = 0; // its block in the memory timeline
   };
   struct Move {
     WeakStorage old_storage;
@@ -180,6 +205,7 @@ private:
   static std::atomic<std::size_t> unread_;
   static std::atomic<bool> stacks_;
   static std::atomic<std::size_t> staged_count_;
+  static std::atomic<bool> recording_;
 
   std::mutex mu_;
   std::vector<CopyObserver::State *> observers_;
@@ -192,6 +218,11 @@ private:
   std::unordered_map<const c10::StorageImpl *, Staged>
       staged_;      // weakly held: no address reuse
   Symbols symbols_; // stack hash -> user frame, shared by every observer
+  // Device memory over time: fed under the allocator's lock, so guarded by
+  // its own mutex, never held while taking mu_ or calling the allocator.
+  std::mutex tl_mu_;
+  MemoryTimeline timeline_;
+  std::int64_t start_ns_ = 0;
 };
 
 } // namespace observer
