@@ -207,17 +207,18 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
       s->sites.add(Verdict::pageable_non_blocking, event, facts.stack,
                    ordinal - s->copies);
   }
-  if (facts.dst_data) {
+  if (facts.dst_data)
     facts.block = owned(event.dst_device, facts.dst_data, "copies");
-    if (facts.block && event.bytes >= kLocatedBytes) {
-      std::lock_guard<std::mutex> tl(tl_mu_);
-      timeline_.mark(event.dst_device,
-                     TimelineMark{now_ns() - start_ns_,
-                                  static_cast<std::int64_t>(ordinal),
-                                  event.bytes,
-                                  event.src_device + " -> " + event.dst_device,
-                                  event.where});
-    }
+  // A large copy is a mark on its accelerator's timeline (either side).
+  if (recording() && event.bytes >= kLocatedBytes &&
+      (event.dst_device != "cpu" || event.src_device != "cpu")) {
+    std::lock_guard<std::mutex> tl(tl_mu_);
+    timeline_.mark(event.dst_device != "cpu" ? event.dst_device
+                                             : event.src_device,
+                   TimelineMark{now_ns() - start_ns_,
+                                static_cast<std::int64_t>(ordinal), event.bytes,
+                                event.src_device + " -> " + event.dst_device,
+                                event.where});
   }
   if (facts.from || facts.staged)
     stage(event, facts, seq, ordinal);

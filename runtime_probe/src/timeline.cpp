@@ -83,9 +83,13 @@ void explain(DeviceTimeline &t, const std::vector<Finding> &findings) {
     if (!f || std::find(f->devices.begin(), f->devices.end(), t.device) ==
                   f->devices.end())
       continue;
+    // The finding's why and fix: its message past the first ": ".
+    const auto colon = f->message.find(": ");
     t.explained_by = kind;
     t.explanation = head + ": " + top(3) + "; " + kind + at(f->location) +
-                    ": " + f->message;
+                    ": " +
+                    (colon == std::string::npos ? f->message
+                                                : f->message.substr(colon + 2));
     return;
   }
   t.explanation = head + (t.parts.empty() ? "" : ": " + top(3));
@@ -147,7 +151,11 @@ std::uint64_t MemoryTimeline::allocated(const std::string &name,
   bool wanted = bytes >= located_bytes_;
   if (d.segment_new) { // the request the new segment was made for
     d.segment_new = false;
-    if (d.pending.cached_free >= bytes && d.misses.size() < kMaxMisses) {
+    // Small requests have a pool of their own and small segments: a miss
+    // worth a report is a large request that a cache of its size missed.
+    if (d.pending.cached_free >= bytes && bytes > located_bytes_ &&
+        d.pending.segment >= 64 * located_bytes_ &&
+        d.misses.size() < kMaxMisses) {
       d.pending.requested = bytes;
       d.misses.push_back(d.pending);
       d.miss_ids.push_back(id);
@@ -323,9 +331,9 @@ MemoryTimeline::summary(const std::vector<Finding> &findings) const {
     if (d.at_peak_before > 0) {
       PeakPart p;
       p.owner = "other";
-      p.where.function = "(allocated before the observer started)";
+      p.where.file = "(allocated before the observer started)";
       p.bytes = d.at_peak_before;
-      parts[Key{"other", "", 0, p.where.function}] = p;
+      parts[Key{"other", p.where.file, 0, ""}] = p;
     }
     for (auto &[k, p] : parts)
       t.parts.push_back(std::move(p));

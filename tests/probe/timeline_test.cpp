@@ -118,6 +118,9 @@ TEST(Timeline, ANewSegmentAlthoughEnoughWasCached) {
   }
   for (std::uint64_t i = 0; i < 8; ++i)
     tl.freed("cuda:0", 0x1'0000'0000ull * (i + 1), 0, ++t);
+  // A small request in a small segment of its own pool: no miss.
+  tl.segment("cuda:0", 0x10'0000'0000ull, 2 * MiB, ++t);
+  tl.allocated("cuda:0", 0x10'0000'0000ull, MiB, ++t);
   // 1 GiB: more than any cached block, less than the cache.
   tl.segment("cuda:0", 0x20'0000'0000ull, 1024 * MiB, ++t);
   const auto id = tl.allocated("cuda:0", 0x20'0000'0000ull, 1024 * MiB, ++t);
@@ -131,7 +134,7 @@ TEST(Timeline, ANewSegmentAlthoughEnoughWasCached) {
   ASSERT_EQ(all[0].misses.size(), 1u);
   const auto &m = all[0].misses[0];
   EXPECT_EQ(m.requested, 1024 * MiB);
-  EXPECT_EQ(m.cached_free, 2048 * MiB);
+  EXPECT_EQ(m.cached_free, 2048 * MiB + MiB);
   EXPECT_EQ(m.largest_free_block, 256 * MiB);
   EXPECT_EQ(m.where.file, "reserve.py");
   devcopy::Report r;
