@@ -130,7 +130,7 @@ def _bars(report):
 def _svg(t, findings):
     """Allocated and reserved over time; copies (ticks) and findings
     (triangles) as marks; the peak annotated. Titles are the hover text."""
-    W, H, L, R, T, B = 900, 230, 64, 12, 16, 34
+    W, H, L, R, T, B = 900, 230, 80, 12, 16, 34
     samples = list(t.samples)
     end = max([s.time_ns for s in samples] + [m.time_ns for m in t.marks] + [t.peak_time_ns, 1])
     top = max([s.reserved for s in samples] + [s.allocated for s in samples] + [t.peak_bytes, 1])

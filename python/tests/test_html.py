@@ -94,14 +94,19 @@ def test_cli_bad_input_is_one_line(tmp_path):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def dump_dom(page, tmp_path):
+    """Headless Chromium's DOM of `page` after its scripts ran, and its log."""
+    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+                           "--virtual-time-budget=2000", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup.sh installs it)")
 def test_chromium_renders_the_figures_without_console_errors(saved, tmp_path):
     out = tmp_path / "page.html"
     assert run_cli("report", "--html", str(saved), "-o", str(out)).returncode == 0
-    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                        f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-                        "--virtual-time-budget=2000", "--dump-dom", out.as_uri()],
-                       capture_output=True, text=True, timeout=120)
+    r = dump_dom(out, tmp_path)
     dom = r.stdout
     assert 'data-rendered="yes"' in dom, r.stderr[-2000:]
     console = [line for line in r.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
@@ -212,10 +217,7 @@ def test_chromium_draws_the_timeline_and_sorts_the_findings(tmp_path):
     page.write_text(devcopy.Report.from_json(json.dumps(OBSERVED)).to_html(
         title="LoRA seed", static=[{"rule": "devcopy-copy-in-loop", "level": "warning", "file": "a.cpp",
                                     "line": 3, "message": "copied in a loop"}]))
-    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                        f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-                        "--virtual-time-budget=2000", "--dump-dom", page.as_uri()],
-                       capture_output=True, text=True, timeout=120)
+    r = dump_dom(page, tmp_path)
     dom = r.stdout
     assert 'data-rendered="yes"' in dom, r.stderr[-2000:]
     assert [line for line in r.stderr.splitlines() if "Uncaught" in line] == []

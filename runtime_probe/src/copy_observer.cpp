@@ -372,8 +372,8 @@ void on_set_data(const at::RecordFunction &fn, Kind kind) {
   // Module::to swaps parameters' storages through set_data: the new
   // block is a parameter's.
   if (Hub::recording() && on_device(next) && storage_of(next))
-    Hub::get().owned(next.device().str(),
-                     storage_of(next)->data_ptr().get(), "parameters");
+    Hub::get().owned(next.device().str(), storage_of(next)->data_ptr().get(),
+                     "parameters");
 }
 
 void on_sync(const at::RecordFunction &fn) {

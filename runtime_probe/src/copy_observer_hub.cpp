@@ -6,10 +6,7 @@
 
 #include <torch/nn/module.h>
 
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 namespace devcopy {
@@ -33,95 +30,13 @@ std::atomic<std::size_t> Hub::unread_{0};
 std::atomic<bool> Hub::stacks_{false};
 std::atomic<std::size_t> Hub::staged_count_{0};
 std::atomic<StatementProvider> Hub::statements{nullptr};
-std::atomic<bool> Hub::recording_{false};
-
-namespace {
-// Allocations of at least this size are located, and marked when copied.
-constexpr std::int64_t kLocatedBytes = 1 << 20;
-constexpr int kUnlocated = 8;
-thread_local std::uint64_t t_unlocated_ids[kUnlocated];
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-} // namespace
-
-void Hub::on_memory(detail::MemoryAction action, int device,
-                    std::uint64_t address, std::int64_t bytes) {
-  Hub &h = get();
-  const std::string name = "cuda:" + std::to_string(device);
-  std::lock_guard<std::mutex> lock(h.tl_mu_);
-  if (!recording())
-    return;
-  const std::int64_t t = now_ns() - h.start_ns_;
-  switch (action) {
-  case detail::MemoryAction::alloc:
-    if (const std::uint64_t id = h.timeline_.allocated(name, address, bytes, t,
-                                                       allocation_owner()))
-      if (t_unlocated < kUnlocated)
-        t_unlocated_ids[t_unlocated++] = id;
-    break;
-  case detail::MemoryAction::free:
-    h.timeline_.freed(name, address, bytes, t);
-    break;
-  case detail::MemoryAction::segment_alloc:
-    h.timeline_.segment(name, address, bytes, t);
-    break;
-  case detail::MemoryAction::segment_free:
-    h.timeline_.segment(name, address, -bytes, t);
-    break;
-  }
-}
-
-void Hub::located(const SourceLocation &where) {
-  std::lock_guard<std::mutex> lock(tl_mu_);
-  for (int i = 0; i < t_unlocated; ++i)
-    timeline_.locate(t_unlocated_ids[i], where);
-  t_unlocated = 0;
-}
-
-std::uint64_t Hub::owned(const std::string &device, const void *data,
-                         const std::string &owner) {
-  if (!recording() || !data)
-    return 0;
-  std::lock_guard<std::mutex> lock(tl_mu_);
-  return timeline_.own(device, reinterpret_cast<std::uintptr_t>(data), owner);
-}
-
-Hub &Hub::get() {
-  static Hub *hub = new Hub; // intentionally leaked, see the header
-  return *hub;
-}
-
-void tracked_deleter(void *context) {
-  if (c10::DeleterFnPtr deleter = Hub::get().freed(context))
-    deleter(context);
-}
-
 void Hub::attach(CopyObserver::State *state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
     stacks_.store(stacks_supported(), std::memory_order_relaxed);
     handle_ = add_callback();
     active_.store(true, std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> tl(tl_mu_);
-      timeline_ = MemoryTimeline(kLocatedBytes);
-      start_ns_ = now_ns();
-      for (int d = 0; d < detail::cuda_device_count(); ++d) {
-        const detail::AllocatorState s = detail::cuda_allocator_state(d, false);
-        if (s.known)
-          timeline_.baseline("cuda:" + std::to_string(d), s.allocated,
-                             s.reserved);
-      }
-    }
-    // DEVCOPY_TIMELINE=0: copies only (the benchmark's observer alone).
-    const char *timeline = std::getenv("DEVCOPY_TIMELINE");
-    const bool wanted = !timeline || std::strcmp(timeline, "0") != 0;
-    recording_.store(wanted && detail::cuda_trace_memory(&Hub::on_memory),
-                     std::memory_order_relaxed);
+    start_timeline();
   }
   state->since = ++seq_;
   state->copies = copies_;
@@ -141,8 +56,7 @@ void Hub::detach(CopyObserver::State *state) {
     // allocator's deleter back; one being freed right now (no longer
     // lockable) keeps its entry until tracked_deleter runs.
     active_.store(false, std::memory_order_relaxed);
-    recording_.store(false, std::memory_order_relaxed);
-    detail::cuda_trace_memory(nullptr);
+    stop_timeline();
     remove_callback(handle_);
     for (auto it = tracked_.begin(); it != tracked_.end();) {
       auto storage = it->second.dst.lock();
@@ -213,12 +127,11 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
   if (recording() && event.bytes >= kLocatedBytes &&
       (event.dst_device != "cpu" || event.src_device != "cpu")) {
     std::lock_guard<std::mutex> tl(tl_mu_);
-    timeline_.mark(event.dst_device != "cpu" ? event.dst_device
-                                             : event.src_device,
-                   TimelineMark{now_ns() - start_ns_,
-                                static_cast<std::int64_t>(ordinal), event.bytes,
-                                event.src_device + " -> " + event.dst_device,
-                                event.where});
+    timeline_.mark(
+        event.dst_device != "cpu" ? event.dst_device : event.src_device,
+        TimelineMark{now_ns() - start_ns_, static_cast<std::int64_t>(ordinal),
+                     event.bytes, event.src_device + " -> " + event.dst_device,
+                     event.where});
   }
   if (facts.from || facts.staged)
     stage(event, facts, seq, ordinal);
@@ -272,7 +185,12 @@ void Hub::stage(const CopyEvent &event, CopyFacts &facts, std::uint64_t seq,
     settle();
   if (staged_.size() >= kMaxStaged)
     return;
-  Staged s{std::move(facts.staged_weak), seq, ordinal, event, {}, no_storage(),
+  Staged s{std::move(facts.staged_weak),
+           seq,
+           ordinal,
+           event,
+           {},
+           no_storage(),
            facts.block};
   if (facts.stack)
     s.stack = *facts.stack;

@@ -67,6 +67,11 @@ inline bool is_tracked(const c10::StorageImpl *s) {
   return s->data_ptr().get_deleter() == &tracked_deleter;
 }
 
+/// Allocations of at least this size are located, and marked when copied.
+constexpr std::int64_t kLocatedBytes = 1 << 20;
+/// steady_clock nanoseconds (the timeline's clock).
+std::int64_t now_ns();
+
 /// Allocations on this thread waiting for their line (the next op end
 /// gives it): a count the RecordFunction end callback tests.
 inline thread_local int t_unlocated = 0;
@@ -92,9 +97,9 @@ struct CopyFacts {
   WeakStorage dst_weak = no_storage();
   WeakStorage src = no_storage();
   const c10::TensorImpl *src_impl =
-      nullptr;                  // compared only, for a watched name
-  const Stack *stack = nullptr; // where, when captured
-  Statement statement;          // a tracked copy's front-end frames
+      nullptr;                    // compared only, for a watched name
+  const Stack *stack = nullptr;   // where, when captured
+  Statement statement;            // a tracked copy's front-end frames
   const void *dst_data = nullptr; // a device result's block
   std::uint64_t block = 0;        // its id in the memory timeline
   // transient-device-copy: a host-to-device result (may be a temporary), and
@@ -156,6 +161,10 @@ public:
                       const std::string &owner);
   SourceLocation symbolize(const Stack &stack) { return symbols_.get(stack); }
   static bool recording() { return recording_.load(std::memory_order_relaxed); }
+  /// The first observer starts the timeline, the last stops it; callers
+  /// hold mu_ (copy_observer_memory.cpp).
+  void start_timeline();
+  void stop_timeline();
 
   Report report(const CopyObserver::State &state);
 

@@ -62,13 +62,13 @@ void explain(DeviceTimeline &t, const std::vector<Finding> &findings) {
     if (params)
       t.explanation += format_bytes(t.owned("parameters")) +
                        " parameters moved" + at(params->where) + ", ";
-    t.explanation += format_bytes(all) + " checkpoint temporaries from" +
-                     (temps->where.known()
-                          ? " " + location_text(temps->where)
-                          : std::string(" the checkpoint load")) +
-                     "; fix: torch.load(f, map_location='cpu') (or "
-                     "mmap=True), or move the model to the device after "
-                     "loading";
+    t.explanation +=
+        format_bytes(all) + " checkpoint temporaries from" +
+        (temps->where.known() ? " " + location_text(temps->where)
+                              : std::string(" the checkpoint load")) +
+        "; fix: torch.load(f, map_location='cpu') (or "
+        "mmap=True), or move the model to the device after "
+        "loading";
     return;
   }
   auto top = [&t](std::size_t n) {
@@ -210,8 +210,7 @@ void MemoryTimeline::freed(const std::string &name, std::uint64_t address,
         d.at_peak.begin(), d.at_peak.end(), Block{id, 0, {}},
         [](const Block &a, const Block &b) { return a.id < b.id; });
     if (!kept && id != d.peak_id &&
-        std::find(d.miss_ids.begin(), d.miss_ids.end(), id) ==
-            d.miss_ids.end())
+        std::find(d.miss_ids.begin(), d.miss_ids.end(), id) == d.miss_ids.end())
       where_.erase(id);
   }
   d.allocated -= bytes;

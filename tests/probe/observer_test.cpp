@@ -298,7 +298,7 @@ TEST(Observer, ManyLiveUnreadCopiesAreTrackedExactly) {
     x.add(1); // unrelated ops while they live
   for (int i = 0; i < 100; i += 2)
     copies[i].sum(); // read half of them
-  copies.clear(); // stored, so not discarded, read or not
+  copies.clear();    // stored, so not discarded, read or not
   for (int i = 0; i < 50; ++i)
     x.add(1);
   EXPECT_EQ(occurrences(observer.report(), rules::kDiscardedCopy), 50);

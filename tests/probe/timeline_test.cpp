@@ -25,8 +25,8 @@ MemoryTimeline lora(std::vector<Finding> &findings) {
   std::int64_t t = 0;
   for (std::uint64_t i = 0; i < 4; ++i) {
     tl.segment("cuda:0", 0x1000'0000 + i * 0x100'0000, 64 * MiB, ++t);
-    const auto id = tl.allocated("cuda:0", 0x1000'0000 + i * 0x100'0000,
-                                 64 * MiB, ++t);
+    const auto id =
+        tl.allocated("cuda:0", 0x1000'0000 + i * 0x100'0000, 64 * MiB, ++t);
     EXPECT_NE(id, 0u); // large: its line is wanted
     tl.locate(id, kInit);
     tl.own("cuda:0", 0x1000'0000 + i * 0x100'0000, "parameters");

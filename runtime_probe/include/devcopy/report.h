@@ -142,9 +142,10 @@ struct DeviceTimeline {
   std::int64_t peak_reserved = 0;
   std::int64_t peak_time_ns = 0;
   SourceLocation peak_where; // the line running when the peak was reached
-  std::vector<PeakPart> parts; // live at the peak by owner and line, largest first
-  std::string explained_by;    // the finding kind that explains the excess
-  std::string explanation;     // one line: the peak, its parts, the fix
+  std::vector<PeakPart>
+      parts;                // live at the peak by owner and line, largest first
+  std::string explained_by; // the finding kind that explains the excess
+  std::string explanation;  // one line: the peak, its parts, the fix
   std::vector<SegmentMiss> misses;
   std::vector<TimelineMark> marks;
   /// Bytes of `owner` at the peak, over all lines.

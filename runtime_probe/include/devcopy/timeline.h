@@ -65,12 +65,12 @@ private:
   struct Device {
     std::int64_t allocated = 0, reserved = 0, before = 0;
     std::int64_t peak = -1, peak_reserved = 0, peak_time = 0;
-    std::uint64_t peak_id = 0; // the allocation that reached it
-    bool peak_kept = true;     // `at_peak` holds the peak's blocks
+    std::uint64_t peak_id = 0;  // the allocation that reached it
+    bool peak_kept = true;      // `at_peak` holds the peak's blocks
     std::int64_t kept_peak = 0; // the peak `at_peak` was copied at
-    std::unordered_map<std::uint64_t, Block> live; // by address
+    std::unordered_map<std::uint64_t, Block> live;  // by address
     std::map<std::uint64_t, std::int64_t> segments; // address -> bytes
-    std::vector<Block> at_peak; // by id
+    std::vector<Block> at_peak;                     // by id
     std::int64_t at_peak_before = 0;
     std::vector<MemorySample> samples;
     std::int64_t last_sample = -1;
