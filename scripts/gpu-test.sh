@@ -8,7 +8,8 @@
 # (probe.multi_gpu_cuda: they skip, saying so, with fewer than two GPUs).
 # Then the Python package against the same torch: its pytest suite (ctest
 # python.pytest), python/seeds/smoke.py and run_seeds.py (the three seeds in
-# Python, asserted), and bench/python_inspect.py.
+# Python, asserted; DEVCOPY_SEED_OUT=dir keeps their pages), and
+# bench/python_inspect.py and bench/python_timeline.py.
 #
 #   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
 #
@@ -75,6 +76,9 @@ for b in "$build"/bench/*; do
 done
 if [ -d "$build/python/devcopy" ] && [[ python_inspect =~ $only ]]; then
   PYTHONPATH="$PWD/$build/python" "$py" bench/python_inspect.py || status=1
+fi
+if [ -d "$build/python/devcopy" ] && [[ python_timeline =~ $only ]]; then
+  PYTHONPATH="$PWD/$build/python" "$py" bench/python_timeline.py || status=1
 fi
 echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"
 exit $status

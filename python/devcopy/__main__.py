@@ -2,13 +2,14 @@
 
     python -m devcopy run [--json FILE] [--html FILE] script.py [args...]
     python -m devcopy run [options] -m module [args...]
-    python -m devcopy report [--html] saved.json [-o page.html]
+    python -m devcopy report [--html] saved.json [more.json run.sarif] [-o page.html]
     python -m devcopy lint [options] PATH...   (static checks, docs/python-lint.md)
 
 `run` runs the script as `python script.py args` would (sys.argv, __main__,
 sys.path[0]) under devcopy's copy observer, then prints the observer's report
 to stderr; the exit status is the script's. `report` prints a report saved
-with Report.to_json() (Python or C++) as text or as one HTML page. Errors are
+with Report.to_json() (Python or C++) as text or as one HTML page, merged
+with a static run's SARIF or JSON (`devcopy analyze`, `python -m devcopy lint`). Errors are
 one line on stderr, with exit status 2.
 """
 import argparse
@@ -21,7 +22,9 @@ def _parser():
     p = argparse.ArgumentParser(prog="python -m devcopy", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("report", help="print a saved JSON report as text or HTML")
-    r.add_argument("json", help="a report saved with Report.to_json() ('-' reads stdin)")
+    r.add_argument("json", nargs="+",
+                   help="reports saved with Report.to_json() ('-' reads stdin); SARIF or JSON of a "
+                        "static run too")
     r.add_argument("--html", action="store_true", help="write one self-contained HTML page")
     r.add_argument("-o", "--output", help="write here instead of stdout")
     run = sub.add_parser("run", help="run a Python script under the copy observer and print "
@@ -37,14 +40,29 @@ def _parser():
 
 def _report(args):
     from ._report import Report
-    text = read_input(args.json)
+    from ._static import load
+    report, static = None, []
+    for path in args.json:
+        text = read_input(path)
+        try:
+            kind, data = load(text, path)
+            if kind == "static":
+                static += data
+                continue
+            one = Report.from_json(text)
+        except ValueError as e:
+            raise CliError(f"{path}: {str(e).removeprefix('devcopy: ')}") from None
+        report = one if report is None else report.merged(one)
+    report = report if report is not None else Report()
+    name = ", ".join(args.json)
     try:
-        report = Report.from_json(text)
-        out = report.to_html(title=f"devcopy report: {args.json}") if args.html else str(report)
-    except ValueError as e:
-        raise CliError(f"{args.json}: {str(e).removeprefix('devcopy: ')}") from None
+        if args.html:
+            out = report.to_html(title=f"devcopy report: {name}", static=static)
+        else:
+            out = str(report) + "".join(
+                f"{s['file']}:{s['line']}: {s['level']}: {s['message']} [{s['rule']}]\n" for s in static)
     except Exception as e:  # a report no check above foresaw: still one line
-        raise CliError(f"{args.json}: cannot render this report ({type(e).__name__}: {e})") from None
+        raise CliError(f"{name}: cannot render this report ({type(e).__name__}: {e})") from None
     write_output(args.output, out)
     return 0
 

@@ -88,6 +88,42 @@ def _split_scope(scope):
     return (m.group(1) or "", m.group(2)) if m else (scope, "")
 
 
+def _where(item):
+    w = _C.SourceLocation()
+    w.function, w.file, w.line = item.get("function", ""), item.get("file", ""), int(item.get("line", 0))
+    return w
+
+
+def _timeline(item):
+    """A DeviceTimeline from its JSON (Report::to_json's "timelines")."""
+    t = _C.DeviceTimeline()
+    for name in ("device", "peak_bytes", "peak_reserved", "peak_time_ns", "explained_by", "explanation"):
+        if name in item:
+            setattr(t, name, item[name])
+    t.peak_where = _where(item.get("peak_where", {}))
+    samples = []
+    for time_ns, allocated, reserved in item.get("samples", []):
+        s = _C.MemorySample()
+        s.time_ns, s.allocated, s.reserved = time_ns, allocated, reserved
+        samples.append(s)
+    t.samples = samples
+    groups = (("parts", _C.PeakPart, ("owner", "bytes", "blocks")),
+              ("misses", _C.SegmentMiss, ("time_ns", "requested", "segment", "cached_free",
+                                          "largest_free_block")),
+              ("marks", _C.TimelineMark, ("time_ns", "ordinal", "bytes", "route")))
+    for key, kind, names in groups:
+        out = []
+        for entry in item.get(key, []):
+            obj = kind()
+            for name in names:
+                if name in entry:
+                    setattr(obj, name, entry[name])
+            obj.where = _where(entry)
+            out.append(obj)
+        setattr(t, key, out)
+    return t
+
+
 class ProbeFailure(AssertionError):
     """Raised by check() under DEVCOPY_PROBE=fail; str() is the whole report."""
 
@@ -137,6 +173,15 @@ class Report:
     @property
     def skipped(self):
         return self._native.skipped
+
+    @property
+    def timelines(self):
+        """Device memory over the observed block, one per device: samples,
+        the peak (`peak_bytes`, `peak_where`), its `parts` by owner and line,
+        the finding that explains it (`explained_by`, `explanation`), and
+        requests that made a new segment although enough was cached
+        (`misses`). Empty where the allocator reports no events."""
+        return self._native.timelines
 
     @property
     def host_syncs(self) -> int:
@@ -192,15 +237,19 @@ class Report:
                     obj.function = item.get("function", "")
                     obj.count = item.get("count", 1)
                 native.add(obj)
+        for item in data.get("timelines", []):
+            native.add(_timeline(item))
         syncs = data.get("host_syncs", 0)
         if not _fits(syncs, _INT):
             raise ValueError(f"devcopy: host_syncs is {_json_type(syncs)}, expected {_INT}")
         native.set_host_syncs(syncs)
         return cls(native)
 
-    def to_html(self, title: str = "devcopy report") -> str:
+    def to_html(self, title: str = "devcopy report", static=None) -> str:
+        """One self-contained page. Args: title: its heading; static: a
+        static run's findings to show beside these (devcopy._static)."""
         from ._html import page
-        return page(self, title)
+        return page(self, title, static)
 
     def _repr_html_(self) -> str:
         from ._html import fragment

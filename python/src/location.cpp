@@ -61,11 +61,53 @@ SourceLocation python_location() {
   return where;
 }
 
+// The copying (or freeing) thread's Python frames, innermost first: at a
+// copy up to the user's frame and its caller (which may drop what the user's
+// function returned), at a free the innermost `max`. A frame is
+// named by its frame object and code object, both alive while it runs.
+// Torch releases the GIL around dispatch and while it frees a tensor, so
+// both ends take it, as python_location does; only the thread that made
+// the copy is asked at its free.
+int python_statement(StatementFrame *out, int max, bool at_copy) {
+  if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr)
+    return -1;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  // A free may run while an exception propagates: keep it.
+  PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+  PyErr_Fetch(&type, &value, &trace);
+  int n = 0;
+  int after_user = -1; // frames still wanted once the user's is found
+  PyFrameObject *f =
+      PyThreadState_GetFrame(PyThreadState_Get()); // new reference
+  while (f != nullptr && n < max && after_user != 0) {
+    PyCodeObject *code = PyFrame_GetCode(f); // new reference
+    out[n].frame = reinterpret_cast<std::uintptr_t>(f) ^
+                   (reinterpret_cast<std::uintptr_t>(code) << 1);
+    out[n].line = PyFrame_GetLineNumber(f);
+    ++n;
+    if (after_user > 0)
+      --after_user;
+    else if (at_copy && after_user < 0 &&
+             !skipped(PyUnicode_AsUTF8(code->co_filename)))
+      after_user = 1;
+    Py_DECREF(code);
+    PyFrameObject *back = PyFrame_GetBack(f); // new reference
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XDECREF(f);
+  PyErr_Clear();
+  PyErr_Restore(type, value, trace);
+  PyGILState_Release(gil);
+  return n;
+}
+
 } // namespace
 
 bool install_location_provider(const std::vector<std::string> &skip) {
   g_skip = skip;
   set_location_provider(&python_location);
+  set_statement_provider(&python_statement);
   return true;
 }
 

@@ -16,6 +16,7 @@
 
 #include "location.h"
 #include "mirror.h"
+#include "timeline.h"
 
 namespace py = pybind11;
 
@@ -236,8 +237,10 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("tensor", &Skipped::tensor)
       .def_readwrite("reason", &Skipped::reason);
 
+  bind_timeline(m);
   py::class_<Report>(m, "Report")
       .def(py::init<>())
+      .def_property_readonly("timelines", &Report::timelines)
       .def_property_readonly("findings",
                              [](const Report &r) { return r.findings(); })
       .def_property_readonly("shared", &Report::shared)
@@ -261,6 +264,7 @@ PYBIND11_MODULE(_C, m) {
       .def("add", [](Report &r, const DeviceMemory &x) { r.add(x); })
       .def("add", [](Report &r, const CopyRoute &x) { r.add(x); })
       .def("add", [](Report &r, const Skipped &x) { r.add(x); })
+      .def("add", [](Report &r, const DeviceTimeline &x) { r.add(x); })
       .def("set_host_syncs", &Report::set_host_syncs)
       .def("__str__", &text);
 

@@ -230,3 +230,43 @@ def test_a_pre_hook_that_replaces_the_arguments_keeps_the_module():
         x.double()
     modules = sorted((f.module, f.count) for f in obs.report.findings_of("discarded-copy"))
     assert modules == [("", 1), ("0", 2)], str(obs.report)
+
+
+class KeepsInit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("init_weight", self.fc.weight.detach().clone())
+
+
+class Holder:
+    pass
+
+
+def _build_and_drop():
+    model = KeepsInit()
+    return model.init_weight.shape
+
+
+def test_kept_clones_are_not_discarded():
+    w = torch.randn(4, 4)
+    params = [nn.Parameter(torch.randn(4))]
+    opt = torch.optim.SGD(params, lr=0.1)
+    with devcopy.observe() as obs:
+        assert _build_and_drop() == (4, 4)  # a buffer, freed with its model
+        model = KeepsInit()
+        opt.state[params[0]]["copy"] = w.clone()  # optimizer state
+        saved = [w.clone()]  # a list
+        holder = Holder()
+        holder.value = w.clone()  # an attribute of any object
+        del model, saved, holder
+        opt.state.clear()
+    assert obs.report.findings_of("discarded-copy") == [], str(obs.report)
+
+
+def test_a_dropped_clone_is_still_reported():
+    w = torch.randn(4, 4)
+    with devcopy.observe() as obs:
+        w.clone()  # dropped
+    (f,) = obs.report.findings_of("discarded-copy")
+    assert f.location.endswith(f"{HERE}:{line_of(test_a_dropped_clone_is_still_reported, 'w.clone()  #')}")

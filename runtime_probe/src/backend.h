@@ -68,4 +68,13 @@ std::string cuda_device_uuid(int device);
 /// Driver free memory plus reserved-but-unused; -1 without CUDA.
 std::int64_t cuda_available_memory(int device);
 
+// The CUDA caching allocator's events, for the observer's memory timeline.
+enum class MemoryAction { alloc, free, segment_alloc, segment_free };
+using MemorySink = void (*)(MemoryAction action, int device,
+                            std::uint64_t address, std::int64_t bytes);
+/// Sends the allocator's events to `sink` (nullptr: none). False where the
+/// allocator reports no events (LibTorch 1.13, no CUDA, not initialised).
+/// The hook runs under the allocator's lock: `sink` must stay cheap.
+bool cuda_trace_memory(MemorySink sink);
+
 } // namespace devcopy::detail

@@ -21,6 +21,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -300,6 +301,9 @@ void on_copy(const at::RecordFunction &fn) {
   c10::StorageImpl *dst_storage = storage_of(dst);
   const bool h2d = cross_device && src.is_cpu() && on_device(dst) &&
                    !pos.under_backward && dst_storage && dst.numel() > 0;
+  // The memory timeline names the block a fresh result or an upload fills.
+  if (Hub::recording() && dst_storage && on_device(dst) && (!in_place || h2d))
+    facts.dst_data = dst_storage->data_ptr().get();
   if (h2d) {
     facts.staged = dst_storage;
     facts.staged_weak = weak_storage(dst);
@@ -314,6 +318,10 @@ void on_copy(const at::RecordFunction &fn) {
     }
   }
   if (track) {
+    if (const StatementProvider statements =
+            Hub::statements.load(std::memory_order_acquire))
+      facts.statement.size = std::max(
+          0, statements(facts.statement.frames, Statement::kMax, true));
     e.shape = shape_of(dst);
     facts.dst = dst.storage().unsafeGetStorageImpl();
     facts.dst_weak = weak_storage(dst);
@@ -361,6 +369,11 @@ void on_set_data(const at::RecordFunction &fn, Kind kind) {
   e.shape = shape_of(self);
   Hub::get().moved(std::move(e), weak_storage(self),
                    self.unsafeGetTensorImpl());
+  // Module::to swaps parameters' storages through set_data: the new
+  // block is a parameter's.
+  if (Hub::recording() && on_device(next) && storage_of(next))
+    Hub::get().owned(next.device().str(), storage_of(next)->data_ptr().get(),
+                     "parameters");
 }
 
 void on_sync(const at::RecordFunction &fn) {
@@ -425,9 +438,40 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
   return nullptr;
 }
 
-void on_end(const at::RecordFunction &fn, at::ObserverContext *) { pop(&fn); }
+// The line of the allocations the op that just ended made (the allocator's
+// hook cannot ask: it runs under the allocator's lock).
+void locate_allocations() {
+  SourceLocation where;
+  if (const LocationProvider provider =
+          t_provider.load(std::memory_order_acquire))
+    where = provider();
+  if (!where.known() && Hub::capture_stacks()) {
+    Stack stack;
+    capture(stack);
+    where = Hub::get().symbolize(stack);
+  }
+  Hub::get().located(where);
+}
+
+void on_end(const at::RecordFunction &fn, at::ObserverContext *) {
+  pop(&fn);
+  if (t_unlocated)
+    locate_allocations();
+}
 
 } // namespace
+
+const char *allocation_owner() {
+  const Frame *f = frames();
+  for (int i = t_depth - 1; i >= 0; --i) {
+    if (f[i].kind == Kind::backward)
+      return "gradients";
+    if (f[i].kind == Kind::user_scope &&
+        std::strncmp(f[i].name, "Optimizer.", 10) == 0)
+      return "optimizer state";
+  }
+  return nullptr;
+}
 
 at::CallbackHandle add_callback() {
   return at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)

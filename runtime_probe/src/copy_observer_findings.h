@@ -24,6 +24,11 @@ struct CopyEvent {
   bool dst_pinned = false;
   SourceLocation where; // given by a front end (Python), else from the stack
   std::string into; // transient-device-copy: what the result was copied into
+  // discarded-copy, judged from native stacks: where the innermost frame
+  // running both at the copy and at the free stood then and at the free.
+  // Different lines: the copy outlived its statement (it was stored).
+  std::uintptr_t made_at = 0;
+  std::uintptr_t freed_at = 0;
 };
 
 /// One set_data (Module::to swaps each parameter's storage through it).

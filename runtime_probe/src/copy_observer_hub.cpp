@@ -29,23 +29,14 @@ std::atomic<bool> Hub::active_{false};
 std::atomic<std::size_t> Hub::unread_{0};
 std::atomic<bool> Hub::stacks_{false};
 std::atomic<std::size_t> Hub::staged_count_{0};
-
-Hub &Hub::get() {
-  static Hub *hub = new Hub; // intentionally leaked, see the header
-  return *hub;
-}
-
-void tracked_deleter(void *context) {
-  if (c10::DeleterFnPtr deleter = Hub::get().freed(context))
-    deleter(context);
-}
-
+std::atomic<StatementProvider> Hub::statements{nullptr};
 void Hub::attach(CopyObserver::State *state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
     stacks_.store(stacks_supported(), std::memory_order_relaxed);
     handle_ = add_callback();
     active_.store(true, std::memory_order_relaxed);
+    start_timeline();
   }
   state->since = ++seq_;
   state->copies = copies_;
@@ -65,6 +56,7 @@ void Hub::detach(CopyObserver::State *state) {
     // allocator's deleter back; one being freed right now (no longer
     // lockable) keeps its entry until tracked_deleter runs.
     active_.store(false, std::memory_order_relaxed);
+    stop_timeline();
     remove_callback(handle_);
     for (auto it = tracked_.begin(); it != tracked_.end();) {
       auto storage = it->second.dst.lock();
@@ -129,6 +121,18 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
       s->sites.add(Verdict::pageable_non_blocking, event, facts.stack,
                    ordinal - s->copies);
   }
+  if (facts.dst_data)
+    facts.block = owned(event.dst_device, facts.dst_data, "copies");
+  // A large copy is a mark on its accelerator's timeline (either side).
+  if (recording() && event.bytes >= kLocatedBytes &&
+      (event.dst_device != "cpu" || event.src_device != "cpu")) {
+    std::lock_guard<std::mutex> tl(tl_mu_);
+    timeline_.mark(
+        event.dst_device != "cpu" ? event.dst_device : event.src_device,
+        TimelineMark{now_ns() - start_ns_, static_cast<std::int64_t>(ordinal),
+                     event.bytes, event.src_device + " -> " + event.dst_device,
+                     event.where});
+  }
   if (facts.from || facts.staged)
     stage(event, facts, seq, ordinal);
   if (!facts.dst)
@@ -152,7 +156,9 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
             seq,
             ordinal,
             std::move(event),
-            {}};
+            {},
+            std::this_thread::get_id(),
+            facts.statement};
   if (facts.stack)
     t.stack = *facts.stack;
   tracked_.emplace(context, std::move(t));
@@ -179,7 +185,13 @@ void Hub::stage(const CopyEvent &event, CopyFacts &facts, std::uint64_t seq,
     settle();
   if (staged_.size() >= kMaxStaged)
     return;
-  Staged s{std::move(facts.staged_weak), seq, ordinal, event, {}, no_storage()};
+  Staged s{std::move(facts.staged_weak),
+           seq,
+           ordinal,
+           event,
+           {},
+           no_storage(),
+           facts.block};
   if (facts.stack)
     s.stack = *facts.stack;
   staged_.insert_or_assign(facts.staged, std::move(s));
@@ -194,6 +206,10 @@ void Hub::settle() {
       continue;
     }
     if (!s.into.expired()) {
+      if (s.block) {
+        std::lock_guard<std::mutex> tl(tl_mu_);
+        timeline_.own(s.block, "checkpoint temporaries");
+      }
       for (CopyObserver::State *o : observers_) {
         if (s.seq <= o->since)
           continue;
@@ -260,19 +276,45 @@ c10::DeleterFnPtr Hub::freed(void *context) {
     publish();
     // Freed unread. Only a copy whose source is still alive freed nothing;
     // a copy outliving its source was a move.
-    if (!observers_.empty() && !t->src.expired()) {
-      for (CopyObserver::State *s : observers_) {
-        if (t->seq <= s->since)
-          continue;
-        const std::uint64_t ordinal = t->ordinal - s->copies;
-        const Stack *stack = t->stack.size ? &t->stack : nullptr;
-        s->sites.add(Verdict::discarded, t->event, stack, ordinal);
-        if (t->event.non_blocking && t->event.dst_pinned)
-          s->sites.add(Verdict::pinned_block_held, t->event, stack, ordinal);
-      }
-    }
+    if (observers_.empty() || t->src.expired())
+      return t->deleter;
+  }
+  // Outside the lock: a front end may be asked where this thread stands.
+  if (!in_statement(*t))
+    return t->deleter;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (CopyObserver::State *s : observers_) {
+    if (t->seq <= s->since)
+      continue;
+    const std::uint64_t ordinal = t->ordinal - s->copies;
+    const Stack *stack = t->stack.size ? &t->stack : nullptr;
+    s->sites.add(Verdict::discarded, t->event, stack, ordinal);
+    if (t->event.non_blocking && t->event.dst_pinned)
+      s->sites.add(Verdict::pinned_block_held, t->event, stack, ordinal);
   }
   return t->deleter;
+}
+
+bool Hub::in_statement(Tracked &t) {
+  if (t.thread != std::this_thread::get_id())
+    return false; // handed to another thread: it outlived its statement
+  if (t.statement.size > 0) {
+    const StatementProvider provider =
+        statements.load(std::memory_order_acquire);
+    StatementFrame now[Statement::kMax];
+    const int n = provider ? provider(now, Statement::kMax, false) : -1;
+    for (int i = 0; i < t.statement.size; ++i)
+      for (int j = 0; j < n; ++j)
+        if (now[j].frame == t.statement.frames[i].frame)
+          return now[j].line == t.statement.frames[i].line;
+    return false; // the frames that made it have all returned
+  }
+  if (t.stack.size > 0) {
+    Stack now;
+    capture(now);
+    return shared_frame(t.stack, now, t.event.made_at, t.event.freed_at);
+  }
+  return true; // nothing tells: unread is discarded
 }
 
 Report Hub::report(const CopyObserver::State &state) {
@@ -312,12 +354,21 @@ Report Hub::report(const CopyObserver::State &state) {
   for (Finding &f : site_findings(sites, symbols_))
     out.add(std::move(f));
   out.merge(r);
+  if (recording()) {
+    std::lock_guard<std::mutex> tl(tl_mu_);
+    for (DeviceTimeline &t : timeline_.summary(out.findings()))
+      out.add(std::move(t));
+  }
   return out;
 }
 
 } // namespace observer
 
 bool locates_copies() { return observer::stacks_supported(); }
+
+void set_statement_provider(StatementProvider provider) {
+  observer::Hub::statements.store(provider, std::memory_order_release);
+}
 
 CopyObserver::CopyObserver() : state_(std::make_unique<State>()) {
   observer::Hub::get().attach(state_.get());

@@ -23,14 +23,17 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "backend.h"
 #include "copy_observer_findings.h"
 #include "copy_observer_sites.h"
 #include "copy_observer_stack.h"
 #include "devcopy/copy_observer.h"
+#include "devcopy/timeline.h"
 
 namespace devcopy {
 
@@ -64,6 +67,27 @@ inline bool is_tracked(const c10::StorageImpl *s) {
   return s->data_ptr().get_deleter() == &tracked_deleter;
 }
 
+/// Allocations of at least this size are located, and marked when copied.
+constexpr std::int64_t kLocatedBytes = 1 << 20;
+/// steady_clock nanoseconds (the timeline's clock).
+std::int64_t now_ns();
+
+/// Allocations on this thread waiting for their line (the next op end
+/// gives it): a count the RecordFunction end callback tests.
+inline thread_local int t_unlocated = 0;
+
+/// What the ops open on this thread say a new block is ("gradients" under
+/// an autograd node, "optimizer state" in an optimizer's step), or nullptr
+/// (copy_observer.cpp).
+const char *allocation_owner();
+
+/// A front end's frames at a copy (StatementProvider), innermost first.
+struct Statement {
+  static constexpr int kMax = 16;
+  StatementFrame frames[kMax];
+  int size = 0;
+};
+
 /// What the callback decided about one copy, beside its CopyEvent.
 struct CopyFacts {
   bool sync = false; // device-to-host, the host waits
@@ -73,8 +97,11 @@ struct CopyFacts {
   WeakStorage dst_weak = no_storage();
   WeakStorage src = no_storage();
   const c10::TensorImpl *src_impl =
-      nullptr;                  // compared only, for a watched name
-  const Stack *stack = nullptr; // where, when captured
+      nullptr;                    // compared only, for a watched name
+  const Stack *stack = nullptr;   // where, when captured
+  Statement statement;            // a tracked copy's front-end frames
+  const void *dst_data = nullptr; // a device result's block
+  std::uint64_t block = 0;        // its id in the memory timeline
   // transient-device-copy: a host-to-device result (may be a temporary), and
   // a same-device copy_ reading `from` into `into` (described by into_what).
   const c10::StorageImpl *staged = nullptr;
@@ -107,6 +134,7 @@ public:
   static bool has_staged() {
     return staged_count_.load(std::memory_order_relaxed) != 0;
   }
+  static std::atomic<StatementProvider> statements;
 
   void attach(CopyObserver::State *state);
   void detach(CopyObserver::State *state);
@@ -123,6 +151,21 @@ public:
   /// the copy freed there.
   c10::DeleterFnPtr freed(void *context);
 
+  /// The allocator's events (backend.h's MemorySink), under its lock.
+  static void on_memory(detail::MemoryAction action, int device,
+                        std::uint64_t address, std::int64_t bytes);
+  /// The line of this thread's allocations that wait for one.
+  void located(const SourceLocation &where);
+  /// Names the block holding `data` on `device` (MemoryTimeline::own).
+  std::uint64_t owned(const std::string &device, const void *data,
+                      const std::string &owner);
+  SourceLocation symbolize(const Stack &stack) { return symbols_.get(stack); }
+  static bool recording() { return recording_.load(std::memory_order_relaxed); }
+  /// The first observer starts the timeline, the last stops it; callers
+  /// hold mu_ (copy_observer_memory.cpp).
+  void start_timeline();
+  void stop_timeline();
+
   Report report(const CopyObserver::State &state);
 
 private:
@@ -134,6 +177,8 @@ private:
     std::uint64_t ordinal; // among all copies seen
     CopyEvent event;
     Stack stack;
+    std::thread::id thread; // that made it
+    Statement statement;
   };
   // A host-to-device result, remembered until it dies: if the first
   // same-device copy reading it wrote into a tensor that outlives it, the
@@ -145,6 +190,7 @@ private:
     CopyEvent event;
     Stack stack;
     WeakStorage into = no_storage();
+    std::uint64_t block = 0; // its block in the memory timeline
   };
   struct Move {
     WeakStorage old_storage;
@@ -158,12 +204,17 @@ private:
   /// Judges the staged results that died; callers hold mu_.
   void settle();
   void record(const std::string &kind, const Tracked &t);
+  /// Whether a copy freed unread now, on this thread, dies in the statement
+  /// that made it (never stored); native stacks leave the verdict to the
+  /// report (CopyEvent::freed_at).
+  static bool in_statement(Tracked &t);
   std::string name_of(const c10::TensorImpl *impl) const;
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
   static std::atomic<bool> stacks_;
   static std::atomic<std::size_t> staged_count_;
+  static std::atomic<bool> recording_;
 
   std::mutex mu_;
   std::vector<CopyObserver::State *> observers_;
@@ -176,6 +227,11 @@ private:
   std::unordered_map<const c10::StorageImpl *, Staged>
       staged_;      // weakly held: no address reuse
   Symbols symbols_; // stack hash -> user frame, shared by every observer
+  // Device memory over time: fed under the allocator's lock, so guarded by
+  // its own mutex, never held while taking mu_ or calling the allocator.
+  std::mutex tl_mu_;
+  MemoryTimeline timeline_;
+  std::int64_t start_ns_ = 0;
 };
 
 } // namespace observer

@@ -13,6 +13,7 @@ std::string key(Verdict verdict, const CopyEvent &e, std::uint64_t stack) {
   k += static_cast<char>('0' + static_cast<int>(verdict));
   k += std::to_string(stack);
   k += ':' + std::to_string(e.where.line);
+  k += ':' + std::to_string(e.made_at) + ':' + std::to_string(e.freed_at);
   for (const std::string *part :
        {&e.module, &e.op, &e.src_device, &e.dst_device, &e.dtype, &e.tensor,
         &e.where.file, &e.where.function}) {
@@ -109,6 +110,9 @@ std::vector<Finding> site_findings(const std::vector<Site> &sites,
                  std::string, std::string, std::string, std::string>;
   std::map<Key, Finding> merged;
   for (const Site &s : sites) {
+    // Freed on another line of the frame it shared with the copy: stored.
+    if (s.event.freed_at && !same_line(s.event.made_at, s.event.freed_at))
+      continue;
     const SourceLocation where =
         s.event.where.known() ? s.event.where : symbols.get(s.stack);
     const Key k{static_cast<int>(s.verdict),

@@ -162,12 +162,59 @@ SourceLocation user_frame(const Stack &stack) {
   return {};
 }
 
+namespace {
+// The line of the function a pc's frame belongs to (the outermost of the
+// functions inlined there): 0 without line information.
+int own_line(std::uintptr_t pc) {
+  int line = 0;
+  backtrace_pcinfo(
+      state(), pc,
+      [](void *data, std::uintptr_t, const char *file, int l, const char *) {
+        if (file)
+          *static_cast<int *>(data) = l;
+        return 0;
+      },
+      ignore_error, &line);
+  return line;
+}
+} // namespace
+
+bool same_line(std::uintptr_t a, std::uintptr_t b) {
+  if (!state() || a == b)
+    return true;
+  const int la = own_line(a), lb = own_line(b);
+  return la == 0 || lb == 0 || la == lb;
+}
+
 #else
 
 bool stacks_supported() { return false; }
+bool same_line(std::uintptr_t, std::uintptr_t) { return true; }
 void capture(Stack &stack) { stack.size = 0; }
 SourceLocation user_frame(const Stack &) { return {}; }
 
 #endif
+
+// Aligned on the copy's outermost captured frame (its stack may be cut at
+// kMax), then walked inwards while the return addresses agree.
+bool shared_frame(const Stack &made, const Stack &now, std::uintptr_t &then,
+                  std::uintptr_t &at) {
+  const int n = made.size;
+  if (n == 0 || now.size == 0)
+    return false;
+  int i = now.size - 1;
+  while (i >= 0 && now.pc[i] != made.pc[n - 1])
+    --i;
+  if (i < 0)
+    return false;
+  int c = 1;
+  while (c < n && i - c >= 0 && now.pc[i - c] == made.pc[n - 1 - c])
+    ++c;
+  if (c == n || i - c < 0)
+    return false;
+  then = made.pc[n - 1 - c];
+  at = now.pc[i - c];
+  return true;
+}
 
 } // namespace devcopy::observer

@@ -31,5 +31,13 @@ void capture(Stack &stack);
 /// devcopy itself; unknown when there is none or stacks are unsupported.
 /// Slow the first time in a process (reads symbol tables); thread-safe.
 SourceLocation user_frame(const Stack &stack);
+/// The innermost frame of `made` (a copy's stack) still running in `now` (a
+/// later stack of the same thread): its pc then and now. False when the two
+/// share no frame.
+bool shared_frame(const Stack &made, const Stack &now, std::uintptr_t &then,
+                  std::uintptr_t &at);
+/// Whether two pcs of one function run the same source line (true when
+/// either has no line information: nothing tells them apart).
+bool same_line(std::uintptr_t a, std::uintptr_t b);
 
 } // namespace devcopy::observer

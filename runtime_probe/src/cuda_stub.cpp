@@ -21,6 +21,7 @@ std::vector<std::string> cuda_block_context(const Block &) { return {}; }
 int cuda_device_count() { return 0; }
 std::string cuda_device_uuid(int) { return {}; }
 std::int64_t cuda_available_memory(int) { return -1; }
+bool cuda_trace_memory(MemorySink) { return false; }
 
 } // namespace devcopy::detail
 

@@ -113,6 +113,8 @@ Report only(const Report &report, std::string_view kind) {
     out.add(c);
   for (const Skipped &s : report.skipped())
     out.add(s);
+  for (const DeviceTimeline &t : report.timelines())
+    out.add(t);
   out.set_host_syncs(report.host_syncs());
   return out;
 }

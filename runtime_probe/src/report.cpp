@@ -35,6 +35,8 @@ void Report::merge(const Report &other) {
   ranks_.insert(ranks_.end(), other.ranks_.begin(), other.ranks_.end());
   replicated_.insert(replicated_.end(), other.replicated_.begin(),
                      other.replicated_.end());
+  timelines_.insert(timelines_.end(), other.timelines_.begin(),
+                    other.timelines_.end());
   host_syncs_ += other.host_syncs_;
 }
 
@@ -181,6 +183,91 @@ void print_list(std::ostream &os, const char *label,
   os << '\n';
 }
 
+void put_where(Object &obj, const SourceLocation &w) {
+  obj.str("function", w.function);
+  obj.str("file", w.file);
+  obj.num("line", w.line);
+}
+
+void put_timeline(std::ostream &o, const DeviceTimeline &t) {
+  Object obj(o);
+  obj.str("device", t.device);
+  obj.num("peak_bytes", t.peak_bytes);
+  obj.num("peak_reserved", t.peak_reserved);
+  obj.num("peak_time_ns", t.peak_time_ns);
+  {
+    Object w(obj.key("peak_where"));
+    put_where(w, t.peak_where);
+  }
+  obj.str("explained_by", t.explained_by);
+  obj.str("explanation", t.explanation);
+  put_array(obj, "parts", t.parts, [](std::ostream &os, const PeakPart &p) {
+    Object part(os);
+    part.str("owner", p.owner);
+    part.num("bytes", p.bytes);
+    part.num("blocks", p.blocks);
+    put_where(part, p.where);
+  });
+  put_array(obj, "misses", t.misses,
+            [](std::ostream &os, const SegmentMiss &m) {
+              Object miss(os);
+              miss.num("time_ns", m.time_ns);
+              miss.num("requested", m.requested);
+              miss.num("segment", m.segment);
+              miss.num("cached_free", m.cached_free);
+              miss.num("largest_free_block", m.largest_free_block);
+              put_where(miss, m.where);
+            });
+  put_array(obj, "marks", t.marks, [](std::ostream &os, const TimelineMark &m) {
+    Object mark(os);
+    mark.num("time_ns", m.time_ns);
+    mark.num("ordinal", m.ordinal);
+    mark.num("bytes", m.bytes);
+    mark.str("route", m.route);
+    put_where(mark, m.where);
+  });
+  // Samples as [time_ns, allocated, reserved] triples: compact.
+  std::ostream &s = obj.key("samples");
+  s << '[';
+  for (std::size_t i = 0; i < t.samples.size(); ++i)
+    s << (i ? "," : "") << '[' << t.samples[i].time_ns << ','
+      << t.samples[i].allocated << ',' << t.samples[i].reserved << ']';
+  s << ']';
+}
+
+void print_timeline(std::ostream &os, const DeviceTimeline &t) {
+  os << "devcopy: peak " << format_bytes(t.peak_bytes) << " on " << t.device;
+  if (t.peak_where.known())
+    os << " during " << location_text(t.peak_where);
+  os << " (reserved " << format_bytes(t.peak_reserved) << ")\n";
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < t.parts.size() && i < kShown; ++i) {
+    const PeakPart &p = t.parts[i];
+    os << "    " << format_bytes(p.bytes) << ' ' << p.owner;
+    if (p.where.known())
+      os << " allocated at " << location_text(p.where);
+    os << '\n';
+  }
+  if (t.parts.size() > kShown)
+    os << "    and " << t.parts.size() - kShown << " smaller parts\n";
+  if (!t.explanation.empty())
+    os << "    " << (t.explained_by.empty() ? "" : t.explained_by + ": ")
+       << t.explanation << '\n';
+  for (const SegmentMiss &m : t.misses) {
+    os << "devcopy: new segment on " << t.device << ": a request of "
+       << format_bytes(m.requested);
+    if (m.where.known())
+      os << " at " << location_text(m.where);
+    os << " made a new segment of " << format_bytes(m.segment) << " although "
+       << format_bytes(m.cached_free)
+       << " were cached unused (largest free block "
+       << format_bytes(m.largest_free_block)
+       << "): the cached blocks were too small for it; allocate the large "
+          "block first, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:"
+          "True\n";
+  }
+}
+
 } // namespace
 
 std::string location_text(const SourceLocation &l) {
@@ -271,6 +358,9 @@ std::string Report::to_json() const {
       std::snprintf(skew, sizeof skew, "%.4f", rank_skew());
       root.key("rank_skew") << skew;
     }
+    // Observer reports on an allocator that reports its events only.
+    if (!timelines_.empty())
+      put_array(root, "timelines", timelines_, put_timeline);
     root.num("host_syncs", host_syncs_);
     root.num("wasted_bytes", wasted_bytes());
   }
@@ -340,6 +430,8 @@ std::ostream &operator<<(std::ostream &os, const Report &r) {
        << " reachable, rank " << lo->first << " " << format_bytes(lo->second)
        << '\n';
   }
+  for (const DeviceTimeline &t : r.timelines())
+    print_timeline(os, t);
   for (const CopyRoute &c : r.copies())
     os << "devcopy: copies " << c.src_device << " -> " << c.dst_device << " ("
        << c.dtype << "): " << c.count << ", " << format_bytes(c.bytes) << '\n';

@@ -59,26 +59,74 @@ TEST(Discard, InputTensor) {
   expect_one_at(observer.report(), line);
 }
 
-TEST(Discard, CpuCopyLocal) {
+TEST(Discard, CpuCopyDropped) {
   auto x = torch::randn({16});
   CopyObserver observer;
-  int line = 0;
-  {
-    line = __LINE__ + 1; // the copy below
-    auto local = x.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
-  }
+  const int line = __LINE__ + 1; // the copy below
+  x.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
   expect_one_at(observer.report(), line);
 }
 
-TEST(Discard, CopyAndSourceDieTogether) {
+TEST(Discard, DroppedWhileItsSourceLives) {
   CopyObserver observer;
   int line = 0;
   {
     auto src = torch::randn({32});
     line = __LINE__ + 1; // the copy below
-    auto copy = src.to(torch::kDouble);
-  } // copy dies first, its source a moment later: it freed nothing
+    src.to(torch::kDouble);
+  } // the copy died in its statement, its source a moment later
   expect_one_at(observer.report(), line);
+}
+
+TEST(Discard, StoredInALocalIsKept) {
+  CopyObserver observer;
+  {
+    auto src = torch::randn({32});
+    auto copy = src.to(torch::kDouble);
+  } // stored, then dies with its scope: not dropped in its statement
+  EXPECT_FALSE(observer.report().has_findings()) << observer.report();
+}
+
+// A module keeping a clone as a buffer, built in one function and destroyed
+// in another: the clone was stored, not discarded.
+struct KeepsInitImpl : torch::nn::Module {
+  torch::nn::Linear fc{nullptr};
+  torch::Tensor init;
+  KeepsInitImpl() : fc(register_module("fc", torch::nn::Linear(4, 4))) {
+    init = register_buffer("init_weight", fc->weight.detach().clone());
+  }
+};
+TORCH_MODULE(KeepsInit);
+
+[[gnu::noinline]] KeepsInit build_kept() { return KeepsInit(); }
+
+TEST(Discard, CloneKeptAsABufferIsNotDiscarded) {
+  CopyObserver observer;
+  {
+    auto model = build_kept();
+    EXPECT_EQ(model->init.sizes(), model->fc->weight.sizes());
+    auto other = KeepsInit(); // built and destroyed here
+  }
+  auto weight = torch::randn({4, 4});
+  {
+    KeepsInit model;
+    std::vector<torch::Tensor> saved;
+    saved.push_back(weight.clone()); // a container keeps it
+    model->init = weight.clone();    // so does an attribute
+  }
+  EXPECT_FALSE(observer.report().has_findings()) << observer.report();
+}
+
+[[gnu::noinline]] torch::Tensor widened_dropped() {
+  return g_input.to(torch::kDouble);
+}
+
+TEST(Discard, ReturnedThenDroppedIsDiscarded) {
+  CopyObserver observer;
+  widened_dropped(); // the caller drops what the helper returned
+  const auto found = discarded(observer.report());
+  ASSERT_EQ(found.size(), 1u) << observer.report();
+  EXPECT_EQ(found[0].location.function.rfind("widened_dropped", 0), 0u);
 }
 
 TEST(Discard, SourceDyingFirstIsAMove) {
@@ -112,16 +160,13 @@ TEST(Discard, ReturnedCopy) {
   EXPECT_EQ(kept.scalar_type(), torch::kDouble);
 }
 
-TEST(Discard, KeptCopyThenDropped) {
+TEST(Discard, KeptInAContainerThenCleared) {
   CopyObserver observer;
   std::vector<torch::Tensor> kept;
-  const int line = __LINE__ + 2; // the copy below
   for (int i = 0; i < 3; ++i)
     kept.push_back(g_input.to(torch::kHalf));
-  EXPECT_FALSE(observer.report().has_findings())
-      << observer.report(); // alive: not yet
-  kept.clear();             // freed unread while g_input lives
-  expect_one_at(observer.report(), line, 3);
+  kept.clear(); // stored, then freed unread: kept for a while, not dropped
+  EXPECT_FALSE(observer.report().has_findings()) << observer.report();
 }
 
 TEST(Discard, RepeatsMergeByCallSite) {

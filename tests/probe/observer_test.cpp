@@ -289,13 +289,16 @@ TEST(Observer, ManyLiveUnreadCopiesAreTrackedExactly) {
   auto x = torch::randn({4});
   CopyObserver observer;
   std::vector<torch::Tensor> copies;
-  for (int i = 0; i < 100; ++i)
-    copies.push_back(x.to(torch::kDouble));
+  for (int i = 0; i < 100; ++i) {
+    copies.push_back(x.to(torch::kDouble)); // kept, unread
+    if (i % 2 == 0)
+      x.to(torch::kHalf); // dropped among them
+  }
   for (int i = 0; i < 200; ++i)
     x.add(1); // unrelated ops while they live
   for (int i = 0; i < 100; i += 2)
     copies[i].sum(); // read half of them
-  copies.clear();
+  copies.clear();    // stored, so not discarded, read or not
   for (int i = 0; i < 50; ++i)
     x.add(1);
   EXPECT_EQ(occurrences(observer.report(), rules::kDiscardedCopy), 50);

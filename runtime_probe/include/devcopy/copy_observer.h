@@ -8,7 +8,10 @@
 // It sits on LibTorch's global RecordFunction callbacks. A copy is judged when
 // its result is freed: the deleter of the result's DataPtr is exchanged for
 // the observer's (the allocator's context kept) until an op reads it, so the
-// free itself reports it, exactly, in any order, on any thread. It keeps only
+// free itself reports it, exactly, in any order, on any thread. Only a copy
+// freed in the statement that made it was discarded; one that outlived it was
+// stored (in a module, an optimizer's state, a container, any object) and is
+// not reported. It keeps only
 // weak references to tensors, so it changes no lifetime; when the last
 // observer is destroyed its callback is removed, live copies get their
 // allocator's deleter back, and LibTorch runs exactly as before.
@@ -22,6 +25,7 @@
 // route and dtype, and the number of device-to-host synchronisations.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -83,6 +87,22 @@ private:
 using LocationProvider = SourceLocation (*)();
 /// Installs `provider` for every thread (nullptr: native stacks only).
 void set_location_provider(LocationProvider provider);
+
+/// One frame of a front end's call stack (a Python frame): `frame` names the
+/// call (the same value while that call runs), `line` is its line now.
+struct StatementFrame {
+  std::uintptr_t frame = 0;
+  int line = 0;
+};
+/// The calling thread's frames, innermost first, into `out` (at most `max`):
+/// at a copy (`at_copy`) the frames up to the user's and its caller; at a
+/// free of that copy, on the same thread, the innermost ones.
+/// Returns how many, or -1 when it cannot tell now. A copy is discarded only
+/// when it is freed unread in the statement that made it: the innermost of
+/// its frames still running then runs the same line.
+using StatementProvider = int (*)(StatementFrame *out, int max, bool at_copy);
+/// Installs `provider` for every thread (nullptr: native stacks decide).
+void set_statement_provider(StatementProvider provider);
 
 /// True when this build captures stacks (libbacktrace was found), so
 /// findings name the function, file and line that made each copy.

@@ -97,6 +97,61 @@ struct CopyRoute {
   std::int64_t bytes = 0;
 };
 
+/// Device memory at one moment of an observer's life.
+struct MemorySample {
+  std::int64_t time_ns = 0; // since the observer started
+  std::int64_t allocated = 0;
+  std::int64_t reserved = 0;
+};
+
+/// Bytes live at a peak that one owner allocated at one line. Owners:
+/// "parameters", "gradients", "optimizer state", "buffers", "checkpoint
+/// temporaries", "copies", "other".
+struct PeakPart {
+  std::string owner;
+  SourceLocation where; // unknown for blocks below the located size
+  std::int64_t bytes = 0;
+  std::int64_t blocks = 0;
+};
+
+/// A request that made a new segment although the cache held enough free
+/// bytes (in pieces too small, or of the wrong stream).
+struct SegmentMiss {
+  std::int64_t time_ns = 0;
+  std::int64_t requested = 0;
+  std::int64_t segment = 0;     // bytes of the new segment
+  std::int64_t cached_free = 0; // reserved but unallocated, just before
+  std::int64_t largest_free_block = 0;
+  SourceLocation where;
+};
+
+/// A large copy during the block, as a mark on the timeline.
+struct TimelineMark {
+  std::int64_t time_ns = 0;
+  std::int64_t ordinal = 0; // among the observer's copies (Finding::first)
+  std::int64_t bytes = 0;
+  std::string route; // "cpu -> cuda:0"
+  SourceLocation where;
+};
+
+/// One device's memory over an observed block, and its peak explained.
+struct DeviceTimeline {
+  std::string device;
+  std::vector<MemorySample> samples; // downsampled; the peak is one of them
+  std::int64_t peak_bytes = 0;       // allocated at the peak
+  std::int64_t peak_reserved = 0;
+  std::int64_t peak_time_ns = 0;
+  SourceLocation peak_where; // the line running when the peak was reached
+  std::vector<PeakPart>
+      parts;                // live at the peak by owner and line, largest first
+  std::string explained_by; // the finding kind that explains the excess
+  std::string explanation;  // one line: the peak, its parts, the fix
+  std::vector<SegmentMiss> misses;
+  std::vector<TimelineMark> marks;
+  /// Bytes of `owner` at the peak, over all lines.
+  std::int64_t owned(const std::string &owner) const;
+};
+
 /// Something the probe saw but could not read (meta, sparse, ...): it says so
 /// instead of guessing.
 struct Skipped {
@@ -119,6 +174,9 @@ public:
   const std::vector<Skipped> &skipped() const { return skipped_; }
   const std::vector<RankMemory> &ranks() const { return ranks_; }
   const std::vector<Replicated> &replicated() const { return replicated_; }
+  /// Device memory over the observed block (CopyObserver on an allocator
+  /// that reports its events: CUDA's on LibTorch 2.x).
+  const std::vector<DeviceTimeline> &timelines() const { return timelines_; }
   /// Largest over smallest per-rank total of reachable bytes (1.0 when
   /// balanced); 0 without rank figures or when a rank holds nothing.
   double rank_skew() const;
@@ -132,6 +190,7 @@ public:
   void add(Skipped s) { skipped_.push_back(std::move(s)); }
   void add(RankMemory m) { ranks_.push_back(std::move(m)); }
   void add(Replicated r) { replicated_.push_back(std::move(r)); }
+  void add(DeviceTimeline t) { timelines_.push_back(std::move(t)); }
   void set_host_syncs(std::int64_t n) { host_syncs_ = n; }
   /// Appends everything in `other` (for example an observer's report to an
   /// inspection's).
@@ -148,6 +207,7 @@ private:
   std::vector<Skipped> skipped_;
   std::vector<RankMemory> ranks_;
   std::vector<Replicated> replicated_;
+  std::vector<DeviceTimeline> timelines_;
   std::int64_t host_syncs_ = 0;
 };
 
