@@ -122,6 +122,11 @@ Finding fixable(const std::string &file, unsigned offset,
   Edit e;
   e.begin = f.where;
   e.text = text;
+  // As the analysis stamps it: the bytes the file held when it was read.
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  e.analysed = contentHash(bytes.str());
   f.fixes.push_back(e);
   return f;
 }
