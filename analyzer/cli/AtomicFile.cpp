@@ -19,6 +19,22 @@ static llvm::Error fileError(const std::string &path, const std::string &why) {
                                  "cannot write '" + path + "': " + why);
 }
 
+/// SIGINT, SIGTERM and SIGHUP held off while it lives: a signal lands after.
+class SignalsHeld {
+public:
+  SignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP})
+      sigaddset(&held, sig);
+    pthread_sigmask(SIG_BLOCK, &held, &previous_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+private:
+  sigset_t previous_;
+};
+
 /// Removes, once per folder and run, the temporaries of killed runs: those
 /// no live process holds locked (each run locks its own until it is done).
 static void removeLeftovers(llvm::StringRef dir) {
@@ -79,7 +95,9 @@ llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
                  fs::access(f.target_, fs::AccessMode::Write)))
     return fileError(path, "it is read-only; make it writable and run again");
   removeLeftovers(llvm::sys::path::parent_path(f.target_));
+  std::optional<SignalsHeld> held(std::in_place); // until it is registered
   auto temp = fs::TempFile::create(f.target_ + ".devcopy-%%%%%%.tmp");
+  held.reset();
   if (!temp) {
     std::string dir(llvm::sys::path::parent_path(f.target_));
     return fileError(path, "cannot create a file in '" +
@@ -184,11 +202,7 @@ llvm::Error commitAll(std::vector<AtomicFile> &files,
       }
       return llvm::make_error<FileProblem>(target, llvm::toString(std::move(e)));
     }
-  sigset_t held, previous;
-  sigemptyset(&held);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
-    sigaddset(&held, sig);
-  pthread_sigmask(SIG_BLOCK, &held, &previous);
+  SignalsHeld held;
   llvm::Error all = llvm::Error::success();
   for (AtomicFile &f : files)
     if (llvm::Error e = f.place()) {
@@ -197,8 +211,7 @@ llvm::Error commitAll(std::vector<AtomicFile> &files,
                              llvm::make_error<FileProblem>(
                                  f.target(), llvm::toString(std::move(e))));
     }
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr); // a held signal lands now
-  return all;
+  return all; // a signal held off lands now
 }
 
 void AtomicFile::discard() {
