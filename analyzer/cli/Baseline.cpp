@@ -19,7 +19,7 @@ namespace json = llvm::json;
 static constexpr int kVersion = 1;
 
 llvm::Expected<Baseline> Baseline::read(const std::string &path) {
-  auto text = readInput(path);
+  auto text = readInput(path, kMaxBaseline);
   if (!text)
     return toolError("cannot read baseline '" + path + "' (" +
                      llvm::toString(text.takeError()) +

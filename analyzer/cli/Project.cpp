@@ -52,7 +52,7 @@ bool selectUnits(const Options &opts, const std::string &cwd,
                      "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
     return false;
   }
-  auto text = readInput(dbPath);
+  auto text = readInput(dbPath, kMaxDatabase);
   auto commands = text ? loadCompileDatabase(*text, dbPath) : text.takeError();
   if (!commands) {
     errors.push_back({dbPath, "cannot read compile database '" + dbPath +
@@ -131,7 +131,7 @@ bool selectUnits(const Options &opts, const std::string &cwd,
 
 /// Reads and parses a clang-tidy YAML configuration file.
 static llvm::Expected<ClangTidyOptions> parseConfig(const std::string &file) {
-  auto text = readInput(file);
+  auto text = readInput(file, kMaxConfig);
   if (!text)
     return toolError("cannot read configuration '" + file +
                      "': " + llvm::toString(text.takeError()));

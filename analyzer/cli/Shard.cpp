@@ -57,7 +57,7 @@ llvm::Expected<ShardFile> readShards(const std::vector<std::string> &paths) {
   std::map<unsigned, std::pair<json::Array, json::Array>>
       byShard; // K -> units, errors
   for (const std::string &path : paths) {
-    llvm::Expected<std::string> text = readInput(path);
+    llvm::Expected<std::string> text = readInput(path, kMaxDatabase);
     if (!text)
       return fail(path, llvm::toString(text.takeError()));
     llvm::Expected<json::Value> doc = parseJson(*text);

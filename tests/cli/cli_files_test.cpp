@@ -262,7 +262,7 @@ TEST_F(Files, CorruptCacheEntriesAreOneLineNotes) {
   std::string key = cache.key({"unit"});
   ASSERT_FALSE(bool(cache.store(key, {}, llvm::json::Value(1))));
   std::string entry =
-      path("cache") + "/v1/" + key.substr(0, 2) + "/" + key + ".json";
+      path("cache") + "/v2/" + key.substr(0, 2) + "/" + key + ".json";
   ASSERT_TRUE(stdfs::exists(entry));
   const std::string corrupt[] = {"",
                                  "{",
@@ -279,6 +279,19 @@ TEST_F(Files, CorruptCacheEntriesAreOneLineNotes) {
     EXPECT_NE(note.find("ignoring corrupt cache entry"), std::string::npos)
         << note;
     EXPECT_EQ(note.find('\n'), std::string::npos) << note;
+  }
+  // Any byte flipped anywhere in a real entry: a note, never a changed result.
+  ASSERT_FALSE(bool(cache.store(
+      key, {}, llvm::json::Object{{"message", "'mask' is copied"}})));
+  std::string good = read(entry.substr(dir_.size() + 1));
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x04;
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << bad;
+    std::string note;
+    EXPECT_FALSE(cache.lookup(key, note)) << "byte " << i;
+    EXPECT_NE(note.find("ignoring corrupt cache entry"), std::string::npos)
+        << "byte " << i << ": " << note;
   }
   // A cache under a file cannot be written: an error, and nothing else happens.
   write("file", "");
