@@ -1,6 +1,7 @@
 #include "Readers.h"
 
 #include "Input.h"
+#include "ResponseFiles.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -33,6 +34,8 @@ loadCompileDatabase(llvm::StringRef text, const std::string &dbPath) {
     c.Filename = absolutePath(c.Filename, c.Directory);
     if (!c.Output.empty())
       c.Output = absolutePath(c.Output, c.Directory);
+    if (llvm::Error e = expandResponseFiles(c, *llvm::vfs::getRealFileSystem()))
+      return std::move(e);
   }
   return commands;
 }
