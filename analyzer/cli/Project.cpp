@@ -89,10 +89,12 @@ bool selectUnits(const Options &opts, const std::string &cwd,
         wanted = used[i] = true;
     if (!wanted)
       continue;
-    if (!fs::exists(abs)) {
-      errors.push_back(
-          {abs, "'" + abs + "' is listed in " + dbPath +
-                    " but does not exist; regenerate the compile database"});
+    if (!fs::exists(abs) || fs::is_directory(abs)) {
+      errors.push_back({abs, "'" + abs + "' is listed in " + dbPath +
+                                 (fs::exists(abs) ? " as a source file but is a"
+                                                    " directory"
+                                                  : " but does not exist") +
+                                 "; regenerate the compile database"});
       continue;
     }
     auto &cmds = byFile[abs];
@@ -102,9 +104,11 @@ bool selectUnits(const Options &opts, const std::string &cwd,
     });
     if (gone != cmds.end()) {
       errors.push_back({abs, "the compile command of '" + abs + "' runs in '" +
-                                 gone->Directory +
-                                 "', which does not exist; regenerate " +
-                                 dbPath});
+                                 gone->Directory + "', which " +
+                                 (fs::exists(gone->Directory)
+                                      ? "is not a directory"
+                                      : "does not exist") +
+                                 "; regenerate " + dbPath});
       continue;
     }
     units.push_back({abs, std::move(cmds), estimateCost(abs)});

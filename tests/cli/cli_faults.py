@@ -174,6 +174,88 @@ def case_fix_directive(args):
     check(rules.count("devcopy-create-then-move") == 2, f"findings: {out}")
 
 
+def case_response_file(args):
+    """`clang++ @flags.rsp` (CMake's Ninja generator): expanded from the
+    entry's directory, so the flags it holds reach the analysis."""
+    p = Project(args)
+    p.write("build/flags.rsp", f'-std=c++17 "-I{args.mock}"\n')
+    commands = [{"directory": p.path("build"), "file": f"../src/{s}",
+                 "arguments": ["clang++", "@flags.rsp", "-c", f"../src/{s}"]}
+                for s in ("train.cpp", "clean.cpp")]
+    p.write("build/compile_commands.json", json.dumps(commands))
+    rc, out, err = p.analyze("-p", "build", "--format", "json")
+    check(rc == 1, f"exit {rc}:\n{err}")
+    check(len(json.loads(out)["findings"]) == 3, f"findings through the response file: {out}")
+    for name, setup, needle in [("missing", None, "does not exist"),
+                                ("device", "/dev/zero", "not a regular file")]:
+        if os.path.lexists(p.path("build/flags.rsp")):
+            os.remove(p.path("build/flags.rsp"))
+        if setup:
+            os.symlink(setup, p.path("build/flags.rsp"))
+        expect_error(p.analyze("-p", "build"), "flags.rsp", needle)
+
+
+def case_bounded_inputs(args):
+    """Devices and endless inputs: a one-line error at once, never a read
+    without end."""
+    p = Project(args)
+    p.set_sources(["train.cpp"])
+    for argv, needle in [(["--baseline", "/dev/zero"], "NUL"),
+                         (["--baseline", "/dev/urandom"], "/dev/urandom"),
+                         (["--config-file", "/dev/zero"], "NUL")]:
+        start = time.monotonic()
+        expect_error(p.analyze(*argv), argv[1], needle)
+        check(time.monotonic() - start < 60, f"{argv} took too long")
+    rc, out, err = p.run("merge", "/dev/zero")
+    expect_error((rc, out, err), "/dev/zero", "NUL")
+    # The facts file of an earlier run, read on a run over some PATHs (the
+    # check reads a FactsFile the same way: devcopy::readText).
+    p.write("build/compile_commands.json", p.read("compile_commands.json"))
+    os.symlink("/dev/zero", p.path("build/devcopy-facts.json"))
+    rc, out, err = p.analyze("-p", "build", "src/train.cpp")
+    check(rc == 1 and "NUL" in err and "devcopy-facts.json" in err, f"exit {rc}:\n{err}")
+    os.remove(p.path("build/devcopy-facts.json"))
+    # A facts file whose version is no integer: the value is named.
+    p.write("build/devcopy-facts.json", '{"format": "devcopy-facts", "version": 1.5, "units": []}')
+    rc, out, err = p.analyze("-p", "build", "src/train.cpp")
+    check("version 1.5" in err, f"the version is not named:\n{err}")
+
+
+def case_messages(args):
+    """Each bad setting names what is wrong, and its limit."""
+    p = Project(args)
+    p.set_sources(["train.cpp"])
+    expect_error(p.analyze("--shard", "7/1000000"), "N <= 10000")
+    expect_error(p.analyze("--jobs", "100000"), "1 to 4096")
+    expect_error(p.analyze("--root", "/nonexistent"), "/nonexistent", "not a directory")
+    base = json.loads(p.read("compile_commands.json"))[0]
+    p.write("plain", "")
+    for name, change, needles in [
+            ("dir_is_file", {"directory": p.path("plain")}, ("plain", "is not a directory")),
+            ("file_is_dir", {"file": p.path("src")}, ("src", "is a directory")),
+            ("extra_key", {"extra": 3}, ("entry 1", '"extra"', "a number"))]:
+        entry = dict(base, **change)
+        if name == "dir_is_file":
+            entry["file"] = p.path("src/train.cpp")
+        p.write(f"db_{name}/compile_commands.json", json.dumps([entry]))
+        expect_error(p.analyze("-p", f"db_{name}"), *needles)
+    # A warning made an error, an open NOLINTBEGIN: named, not "does not compile".
+    p.write("src/werror.cpp", "void f() { int unused = 0; }\n")
+    p.write("src/nolint.cpp", "#include <torch/torch.h>\n// NOLINTBEGIN(devcopy-discarded-copy)\n"
+            "void g(torch::Tensor t) { t.cpu(); }\n")
+    p.write("compile_commands.json", json.dumps([
+        {"directory": p.dir, "file": "src/werror.cpp",
+         "arguments": ["clang++", "-Wall", "-Werror", "-c", "src/werror.cpp"]},
+        {"directory": p.dir, "file": "src/nolint.cpp",
+         "arguments": ["clang++", "-std=c++17", f"-I{args.mock}", "-c", "src/nolint.cpp"]}]))
+    rc, out, err = p.analyze()
+    lines = [l for l in err.splitlines() if l.startswith("devcopy: error:")]
+    check(rc == 2 and len(lines) == 2, f"exit {rc}:\n{err}")
+    check(any("unused variable" in l and "-Werror" in l for l in lines), err)
+    check(any("NOLINTBEGIN" in l and "nolint.cpp" in l for l in lines), err)
+    check(not any("could not run" in l for l in lines), err)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
