@@ -22,9 +22,8 @@ inline llvm::Expected<std::string> readText(const std::string &Path,
   fs::file_status St;
   if (!fs::status(Path, St) && fs::is_directory(St))
     return llvm::createStringError("it is a directory");
-  std::string TooLarge =
-      "larger than " + std::to_string(Limit >> 20) +
-      " MiB, more than devcopy reads from such a file";
+  std::string TooLarge = "larger than " + std::to_string(Limit >> 20) +
+                         " MiB, more than devcopy reads from such a file";
   if (fs::is_regular_file(St) && St.getSize() > Limit)
     return llvm::createStringError(TooLarge);
   llvm::Expected<fs::file_t> FD = fs::openNativeFileForRead(Path);

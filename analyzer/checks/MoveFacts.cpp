@@ -155,9 +155,9 @@ llvm::Expected<FactsFile> parse(llvm::StringRef Text) {
       Was.clear();
       llvm::raw_string_ostream(Was) << *V;
     }
-    return llvm::createStringError(
-        "facts format version " + Was.substr(0, 40) +
-        ", this devcopy reads version " + std::to_string(Version));
+    return llvm::createStringError("facts format version " + Was.substr(0, 40) +
+                                   ", this devcopy reads version " +
+                                   std::to_string(Version));
   }
   FactsFile F;
   json::Path::Root Root("facts");

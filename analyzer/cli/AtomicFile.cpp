@@ -200,7 +200,8 @@ llvm::Error commitAll(std::vector<AtomicFile> &files,
         unplaced.push_back(other.target());
         other.discard();
       }
-      return llvm::make_error<FileProblem>(target, llvm::toString(std::move(e)));
+      return llvm::make_error<FileProblem>(target,
+                                           llvm::toString(std::move(e)));
     }
   SignalsHeld held;
   llvm::Error all = llvm::Error::success();

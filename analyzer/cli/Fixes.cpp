@@ -22,7 +22,7 @@ namespace {
 struct Target {
   std::string shown; // the path as the findings name it
   std::unique_ptr<llvm::MemoryBuffer> text;
-  std::string hash;                      // contentHash of `text`
+  std::string hash;                       // contentHash of `text`
   std::map<unsigned, const Edit *> taken; // no two overlap (see conflicts)
 };
 
@@ -69,7 +69,8 @@ const char *damages(llvm::StringRef code, const Edit &e) {
       return "a comment";
     if (tok.is(clang::tok::hash)) {
       std::size_t line = code.rfind('\n', at) + 1; // npos + 1 == 0
-      if (code.slice(line, at).find_first_not_of(" \t") == llvm::StringRef::npos)
+      if (code.slice(line, at).find_first_not_of(" \t") ==
+          llvm::StringRef::npos)
         return "a preprocessor line";
     }
   }
@@ -104,9 +105,9 @@ Target *FixSet::target(const Edit &e) {
     t.shown = e.begin.file;
     auto buffer = llvm::MemoryBuffer::getFile(real);
     if (!buffer) {
-      errors_.push_back({t.shown, "cannot read '" + t.shown +
-                                      "' to apply fixes: " +
-                                      buffer.getError().message()});
+      errors_.push_back(
+          {t.shown, "cannot read '" + t.shown +
+                        "' to apply fixes: " + buffer.getError().message()});
       failed_ = true;
     } else {
       t.text = std::move(*buffer);
@@ -171,10 +172,11 @@ std::set<std::string> FixSet::commit(bool &ok) {
       if (llvm::Error err =
               edits.add(Replacement(real, offset, e->length, e->text)))
         llvm::consumeError(std::move(err)); // conflicts() ruled this out
-    auto code = clang::tooling::applyAllReplacements(t.text->getBuffer(), edits);
+    auto code =
+        clang::tooling::applyAllReplacements(t.text->getBuffer(), edits);
     if (!code) {
-      errors_.push_back({t.shown, "cannot apply fixes to '" + t.shown +
-                                      "': " + llvm::toString(code.takeError())});
+      errors_.push_back({t.shown, "cannot apply fixes to '" + t.shown + "': " +
+                                      llvm::toString(code.takeError())});
       ok = false;
       continue;
     }

@@ -51,9 +51,9 @@ std::string absolutePath(const std::string &p, const std::string &base);
 
 /// The most devcopy reads from each kind of input (InputLimit.h): far above
 /// any real one, low enough that /dev/zero or a runaway pipe stops early.
-constexpr std::uint64_t kMaxDatabase = 1ull << 30;  // compile databases, shards
+constexpr std::uint64_t kMaxDatabase = 1ull << 30; // compile databases, shards
 constexpr std::uint64_t kMaxBaseline = 256ull << 20; // baselines, cache entries
-constexpr std::uint64_t kMaxConfig = 16ull << 20;    // .clang-tidy, response files
+constexpr std::uint64_t kMaxConfig = 16ull << 20; // .clang-tidy, response files
 
 /// Reads the text file `path` whole, at most `limit` bytes; an error gives
 /// the reason in one line.

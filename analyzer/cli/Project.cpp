@@ -103,12 +103,12 @@ bool selectUnits(const Options &opts, const std::string &cwd,
       return !fs::is_directory(c.Directory);
     });
     if (gone != cmds.end()) {
-      errors.push_back({abs, "the compile command of '" + abs + "' runs in '" +
-                                 gone->Directory + "', which " +
-                                 (fs::exists(gone->Directory)
-                                      ? "is not a directory"
-                                      : "does not exist") +
-                                 "; regenerate " + dbPath});
+      errors.push_back(
+          {abs, "the compile command of '" + abs + "' runs in '" +
+                    gone->Directory + "', which " +
+                    (fs::exists(gone->Directory) ? "is not a directory"
+                                                 : "does not exist") +
+                    "; regenerate " + dbPath});
       continue;
     }
     units.push_back({abs, std::move(cmds), estimateCost(abs)});

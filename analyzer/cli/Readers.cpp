@@ -1,9 +1,9 @@
 #include "Readers.h"
 
 #include "Input.h"
-#include "llvm/ADT/STLExtras.h"
 #include "ResponseFiles.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"

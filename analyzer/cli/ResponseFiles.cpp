@@ -24,8 +24,9 @@ llvm::Error expandResponseFiles(clang::tooling::CompileCommand &command,
     auto problem = [&](const std::string &why) {
       return toolError("the compile command of '" + command.Filename +
                        "' reads response file '" + oneLine(name) + "', which " +
-                       why + "; rebuild the project to write it, or "
-                             "regenerate the compile database");
+                       why +
+                       "; rebuild the project to write it, or "
+                       "regenerate the compile database");
     };
     llvm::ErrorOr<llvm::vfs::Status> st = fs.status(file);
     if (!st)

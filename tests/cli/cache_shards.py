@@ -206,7 +206,7 @@ def case_cache_corrupt(args):
         with open(entries[unit][0][0], "wb") as f:
             f.write(bytes(data))
     run = p.analyze("--format", "json")
-    notes = [l for l in run.stderr.splitlines() if "checksum does not match" in l]
+    notes = [line for line in run.stderr.splitlines() if "checksum does not match" in line]
     check(len(notes) == len(entries), f"one note per flipped entry:\n{run.stderr}")
     check(run.stdout == cold, "a flipped byte changed the report")
 

@@ -6,7 +6,6 @@ unbounded inputs, and the one-line errors for each.
 Usage: cli_faults.py CASE --devcopy BIN --mock DIR
 """
 import argparse
-import fcntl
 import json
 import os
 import shutil
@@ -134,15 +133,11 @@ def case_fix_leftovers(args):
     other = p.path("src/notes.devcopy-backup.tmp")  # not devcopy's pattern
     for f in (dead, live, other):
         p.write(os.path.relpath(f, p.dir), "partial")
-    held = open(live, "r+")
-    fcntl.lockf(held, fcntl.LOCK_EX)
-    # The lock is per process: hold it from a child, as a live run would.
+    # A live run holds its temporary locked (a lock per process: a child).
     child = subprocess.Popen([sys.executable, "-c",
                               "import fcntl,sys,time; f=open(sys.argv[1],'r+');"
                               "fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True);"
                               "time.sleep(60)", live], stdout=subprocess.PIPE, text=True)
-    fcntl.lockf(held, fcntl.LOCK_UN)
-    held.close()
     check(child.stdout.readline().strip() == "locked", "the child did not lock")
     try:
         rc, _, err = p.analyze("--fix")
@@ -249,11 +244,11 @@ def case_messages(args):
         {"directory": p.dir, "file": "src/nolint.cpp",
          "arguments": ["clang++", "-std=c++17", f"-I{args.mock}", "-c", "src/nolint.cpp"]}]))
     rc, out, err = p.analyze()
-    lines = [l for l in err.splitlines() if l.startswith("devcopy: error:")]
+    lines = [line for line in err.splitlines() if line.startswith("devcopy: error:")]
     check(rc == 2 and len(lines) == 2, f"exit {rc}:\n{err}")
-    check(any("unused variable" in l and "-Werror" in l for l in lines), err)
-    check(any("NOLINTBEGIN" in l and "nolint.cpp" in l for l in lines), err)
-    check(not any("could not run" in l for l in lines), err)
+    check(any("unused variable" in x and "-Werror" in x for x in lines), err)
+    check(any("NOLINTBEGIN" in x and "nolint.cpp" in x for x in lines), err)
+    check(not any("could not run" in x for x in lines), err)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

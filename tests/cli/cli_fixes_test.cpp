@@ -42,9 +42,9 @@ protected:
   }
   /// A finding with one edit per (offset, length, text), stamped with the
   /// file's current bytes as the analysis would.
-  Finding finding(const std::string &name,
-                  std::vector<std::tuple<unsigned, unsigned, std::string>>
-                      edits) const {
+  Finding finding(
+      const std::string &name,
+      std::vector<std::tuple<unsigned, unsigned, std::string>> edits) const {
     Finding f;
     f.rule = "devcopy-create-then-move";
     f.where.file = path(name);
@@ -66,7 +66,8 @@ TEST_F(Fix, NeverOverAPreprocessorLineOrAComment) {
   std::string code = "x = ones()\n#ifdef V\n.to(a);\n#endif\n"
                      "y = ones() // why\n.to(b);\n";
   write("a.cpp", code);
-  unsigned hash = unsigned(code.find("#ifdef")), slash = unsigned(code.find("//"));
+  unsigned hash = unsigned(code.find("#ifdef")),
+           slash = unsigned(code.find("//"));
   std::vector<Finding> findings = {
       finding("a.cpp", {{hash - 1, 16, ""}}),      // deletes "#ifdef V"
       finding("a.cpp", {{slash - 1, 14, ""}}),     // deletes the comment
@@ -198,15 +199,16 @@ TEST_F(Fix, InputsAreReadWithALimitAndStopAtANulByte) {
 
 TEST(ResponseFiles, ExpandedFromTheCommandsDirectory) {
   auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  fs->addFile("/b/flags.rsp", 0,
-              llvm::MemoryBuffer::getMemBuffer("-std=c++17 \"-I/a b\" @more.rsp"));
+  fs->addFile(
+      "/b/flags.rsp", 0,
+      llvm::MemoryBuffer::getMemBuffer("-std=c++17 \"-I/a b\" @more.rsp"));
   fs->addFile("/b/more.rsp", 0, llvm::MemoryBuffer::getMemBuffer("-DX=1\n"));
-  clang::tooling::CompileCommand c("/b", "/s/a.cpp",
-                                   {"clang++", "@flags.rsp", "-c", "a.cpp"}, "");
+  clang::tooling::CompileCommand c(
+      "/b", "/s/a.cpp", {"clang++", "@flags.rsp", "-c", "a.cpp"}, "");
   ASSERT_FALSE(bool(expandResponseFiles(c, *fs)));
-  EXPECT_EQ(c.CommandLine, (std::vector<std::string>{"clang++", "-std=c++17",
-                                                     "-I/a b", "-DX=1", "-c",
-                                                     "a.cpp"}));
+  EXPECT_EQ(c.CommandLine,
+            (std::vector<std::string>{"clang++", "-std=c++17", "-I/a b",
+                                      "-DX=1", "-c", "a.cpp"}));
   clang::tooling::CompileCommand gone("/b", "/s/a.cpp",
                                       {"clang++", "@nope.rsp"}, "");
   llvm::Error e = expandResponseFiles(gone, *fs);
