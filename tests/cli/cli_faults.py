@@ -5,7 +5,6 @@ unbounded inputs, and the one-line errors for each.
 
 Usage: cli_faults.py CASE --devcopy BIN --mock DIR
 """
-import argparse
 import json
 import os
 import shutil
@@ -15,7 +14,7 @@ import sys
 import time
 
 from cli_e2e import TEMP_DIRS, Project, expect_error
-from clitest import Failure, check
+from clitest import check, run_cases
 
 FACTORY = "torch::ones({4}, torch::TensorOptions().device(dev))"
 
@@ -254,20 +253,5 @@ def case_messages(args):
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--devcopy", required=True)
-    ap.add_argument("--mock", required=True)
-    args = ap.parse_args()
-    try:
-        CASES[args.case](args)
-    except Failure as e:
-        sys.exit(f"FAIL {args.case}: {e}")
-    for d in TEMP_DIRS:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"ok {args.case}")
-
-
 if __name__ == "__main__":
-    main()
+    run_cases(CASES, TEMP_DIRS)

@@ -14,6 +14,7 @@
 #include "Cache.h"
 #include "Fixes.h"
 #include "Input.h"
+#include "ScratchDir.h"
 #include "Shard.h"
 
 using namespace devcopy::cli;
@@ -21,33 +22,7 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-class Files : public ::testing::Test {
-protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/devcopy_cli_filesXXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override {
-    stdfs::permissions(dir_, stdfs::perms::owner_all, stdfs::perm_options::add);
-    stdfs::remove_all(dir_);
-  }
-  std::string path(const std::string &name) const { return dir_ + "/" + name; }
-  void write(const std::string &name, const std::string &text) const {
-    std::ofstream(path(name), std::ios::binary) << text;
-  }
-  std::string read(const std::string &name) const {
-    std::ifstream in(path(name), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  /// Only the files the test made: no temporary file may be left behind.
-  std::size_t entries() const {
-    return std::size_t(std::distance(stdfs::directory_iterator(dir_),
-                                     stdfs::directory_iterator()));
-  }
-  std::string dir_;
-};
+class Files : public ScratchDir {};
 
 TEST_F(Files, ReplacesOnlyOnCommitAndKeepsPermissions) {
   write("report.txt", "previous");

@@ -16,6 +16,7 @@
 #include "Fixes.h"
 #include "Input.h"
 #include "ResponseFiles.h"
+#include "ScratchDir.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace devcopy::cli;
@@ -23,23 +24,8 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-class Fix : public ::testing::Test {
+class Fix : public ScratchDir {
 protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/devcopy_cli_fixesXXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { stdfs::remove_all(dir_); }
-  std::string path(const std::string &name) const { return dir_ + "/" + name; }
-  void write(const std::string &name, const std::string &text) const {
-    std::ofstream(path(name), std::ios::binary) << text;
-  }
-  std::string read(const std::string &name) const {
-    std::ifstream in(path(name), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
   /// A finding with one edit per (offset, length, text), stamped with the
   /// file's current bytes as the analysis would.
   Finding finding(
@@ -59,7 +45,6 @@ protected:
     }
     return f;
   }
-  std::string dir_;
 };
 
 TEST_F(Fix, NeverOverAPreprocessorLineOrAComment) {
@@ -165,7 +150,7 @@ TEST_F(Fix, CommitAllPlacesNothingWhenOneFileCannotBeWritten) {
   EXPECT_NE(llvm::toString(std::move(e)).find("/dev/full"), std::string::npos);
   EXPECT_EQ(unplaced.size(), 2u);
   EXPECT_EQ(read("a.cpp"), "old");
-  EXPECT_EQ(std::distance(stdfs::directory_iterator(dir_), {}), 1);
+  EXPECT_EQ(entries(), 1u);
 }
 
 TEST_F(Fix, ManyFixesInOneFileApplyInOnePass) {
