@@ -18,6 +18,7 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DCMAKE_CXX_COMPILER=clang++-19 -DDEVCOPY_SANITIZE=ON -DDEVCOPY_CLANGD=OFF -DDEVCOPY_EXAMPLES=OFF
 cmake --build build-sanitize -j"$jobs" --target cli_unit_test cli_files_test probe_inspect_test \
-  probe_report_test fuzz_baseline fuzz_compile_db fuzz_config fuzz_options
+  probe_report_test fuzz_baseline fuzz_compile_db fuzz_config fuzz_options fuzz_shard fuzz_cache \
+  fuzz_facts fuzz_response_file
 ctest --test-dir build-sanitize --output-on-failure -j"$jobs" \
   -R '^(cli_unit|cli_files|probe[.](inspect|report)|fuzz[.].*)$'

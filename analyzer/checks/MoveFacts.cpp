@@ -1,4 +1,5 @@
 #include "MoveFacts.h"
+#include "InputLimit.h"
 #include "NestingLimit.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -148,11 +149,16 @@ llvm::Expected<FactsFile> parse(llvm::StringRef Text) {
     return llvm::createStringError(
         "not a devcopy facts file (no \"format\": \"devcopy-facts\")");
   std::optional<int64_t> Ver = Top->getInteger("version");
-  if (!Ver || *Ver != Version)
-    return llvm::createStringError(
-        "facts format version " +
-        (Ver ? std::to_string(*Ver) : std::string("(none)")) +
-        ", this devcopy reads version " + std::to_string(Version));
+  if (!Ver || *Ver != Version) {
+    std::string Was = "(none)"; // the value as written: 1.5, "1", ...
+    if (const json::Value *V = Top->get("version")) {
+      Was.clear();
+      llvm::raw_string_ostream(Was) << *V;
+    }
+    return llvm::createStringError("facts format version " + Was.substr(0, 40) +
+                                   ", this devcopy reads version " +
+                                   std::to_string(Version));
+  }
   FactsFile F;
   json::Path::Root Root("facts");
   const json::Value *Units = Top->get("units");
@@ -165,10 +171,11 @@ llvm::Expected<FactsFile> parse(llvm::StringRef Text) {
 }
 
 llvm::Expected<FactsFile> readFile(llvm::StringRef Path) {
-  auto Buf = llvm::MemoryBuffer::getFile(Path);
-  if (!Buf)
-    return llvm::createStringError(Buf.getError(), Buf.getError().message());
-  return parse((*Buf)->getBuffer());
+  llvm::Expected<std::string> Text =
+      ::devcopy::readText(Path.str(), /*Limit=*/256u << 20);
+  if (!Text)
+    return Text.takeError();
+  return parse(*Text);
 }
 
 // ---- Join -------------------------------------------------------------------

@@ -1,8 +1,14 @@
 #include "AtomicFile.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <set>
+
+#include "Input.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 
 namespace devcopy::cli {
 
@@ -11,6 +17,54 @@ namespace fs = llvm::sys::fs;
 static llvm::Error fileError(const std::string &path, const std::string &why) {
   return llvm::createStringError(std::make_error_code(std::errc::io_error),
                                  "cannot write '" + path + "': " + why);
+}
+
+/// SIGINT, SIGTERM and SIGHUP held off while it lives: a signal lands after.
+class SignalsHeld {
+public:
+  SignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP})
+      sigaddset(&held, sig);
+    pthread_sigmask(SIG_BLOCK, &held, &previous_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+private:
+  sigset_t previous_;
+};
+
+/// Removes, once per folder and run, the temporaries of killed runs: those
+/// no live process holds locked (each run locks its own until it is done).
+static void removeLeftovers(llvm::StringRef dir) {
+  static std::mutex mu;
+  static std::set<std::string> cleaned;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!cleaned.insert(dir.str()).second)
+    return;
+  static const llvm::Regex leftover("\\.devcopy-[0-9a-f]{6}\\.tmp$");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (!leftover.match(llvm::sys::path::filename(it->path())))
+      continue;
+    int fd = -1;
+    if (fs::openFileForReadWrite(it->path(), fd, fs::CD_OpenExisting,
+                                 fs::OF_None))
+      continue;
+    if (!fs::tryLockFile(fd))
+      fs::remove(it->path());
+    ::close(fd);
+  }
+}
+
+/// Gives the temporary file the target's owner and group; false when that
+/// is not allowed (the target must then be written through its inode).
+static bool takeOwner(int fd, const fs::file_status &st) {
+  if (st.getUser() == ::geteuid() && st.getGroup() == ::getegid())
+    return true;
+  return ::fchown(fd, st.getUser(), st.getGroup()) == 0;
 }
 
 llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
@@ -40,15 +94,21 @@ llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
   if (exists && ((st.permissions() & fs::all_write) == 0 ||
                  fs::access(f.target_, fs::AccessMode::Write)))
     return fileError(path, "it is read-only; make it writable and run again");
+  removeLeftovers(llvm::sys::path::parent_path(f.target_));
+  std::optional<SignalsHeld> held(std::in_place); // until it is registered
   auto temp = fs::TempFile::create(f.target_ + ".devcopy-%%%%%%.tmp");
+  held.reset();
   if (!temp) {
     std::string dir(llvm::sys::path::parent_path(f.target_));
     return fileError(path, "cannot create a file in '" +
                                (dir.empty() ? "." : dir) + "' (" +
                                llvm::toString(temp.takeError()) + ")");
   }
-  if (exists)
-    fs::setPermissions(temp->FD, st.permissions());
+  (void)fs::tryLockFile(temp->FD); // alive: not a leftover (above)
+  if (exists) {
+    f.inPlace_ = st.getLinkCount() > 1 || !takeOwner(temp->FD, st);
+    fs::setPermissions(temp->FD, st.permissions()); // after fchown's clearing
+  }
   f.file_ =
       std::make_unique<llvm::raw_fd_ostream>(temp->FD, /*shouldClose=*/false);
   f.temp_.emplace(std::move(*temp));
@@ -67,6 +127,7 @@ AtomicFile &AtomicFile::operator=(AtomicFile &&o) noexcept {
   file_ = std::move(o.file_);
   stdout_ = o.stdout_;
   done_ = o.done_;
+  inPlace_ = o.inPlace_;
   o.temp_.reset();
   o.done_ = true;
   return *this;
@@ -76,10 +137,9 @@ AtomicFile::~AtomicFile() { discard(); }
 
 llvm::raw_ostream &AtomicFile::os() { return stdout_ ? llvm::outs() : *file_; }
 
-llvm::Error AtomicFile::commit() {
+llvm::Error AtomicFile::finish() {
   if (done_)
     return llvm::Error::success();
-  done_ = true;
   llvm::raw_fd_ostream &out = stdout_ ? llvm::outs() : *file_;
   out.flush();
   std::error_code ec = out.error();
@@ -87,20 +147,72 @@ llvm::Error AtomicFile::commit() {
   out.clear_error();
   if (!ec && temp_ && ::fsync(temp_->FD) != 0)
     ec = std::error_code(errno, std::generic_category());
-  if (ec) {
-    if (temp_)
-      llvm::consumeError(temp_->discard());
-    temp_.reset();
-    return fileError(stdout_ ? "standard output" : path_, ec.message());
-  }
+  if (!ec)
+    return llvm::Error::success();
+  done_ = true;
+  if (temp_)
+    llvm::consumeError(temp_->discard());
+  temp_.reset();
+  return fileError(stdout_ ? "standard output" : path_, ec.message());
+}
+
+llvm::Error AtomicFile::place() {
+  if (done_)
+    return llvm::Error::success();
+  done_ = true;
   if (!temp_)
     return llvm::Error::success();
   file_.reset();
+  if (inPlace_) {
+    // The same inode, so every hard link (and the owner) sees the new text.
+    int fd = -1;
+    std::error_code ec =
+        fs::openFileForWrite(target_, fd, fs::CD_CreateAlways, fs::OF_None);
+    if (!ec)
+      ec = fs::copy_file(temp_->TmpName, fd);
+    if (!ec && ::fsync(fd) != 0)
+      ec = std::error_code(errno, std::generic_category());
+    if (fd >= 0)
+      ::close(fd);
+    llvm::consumeError(temp_->discard());
+    temp_.reset();
+    return ec ? fileError(path_, ec.message()) : llvm::Error::success();
+  }
   llvm::Error kept = temp_->keep(target_);
   temp_.reset();
   if (kept)
     return fileError(path_, llvm::toString(std::move(kept)));
   return llvm::Error::success();
+}
+
+llvm::Error AtomicFile::commit() {
+  if (llvm::Error e = finish())
+    return e;
+  return place();
+}
+
+llvm::Error commitAll(std::vector<AtomicFile> &files,
+                      std::vector<std::string> &unplaced) {
+  for (AtomicFile &f : files)
+    if (llvm::Error e = f.finish()) {
+      std::string target = f.target();
+      for (AtomicFile &other : files) {
+        unplaced.push_back(other.target());
+        other.discard();
+      }
+      return llvm::make_error<FileProblem>(target,
+                                           llvm::toString(std::move(e)));
+    }
+  SignalsHeld held;
+  llvm::Error all = llvm::Error::success();
+  for (AtomicFile &f : files)
+    if (llvm::Error e = f.place()) {
+      unplaced.push_back(f.target());
+      all = llvm::joinErrors(std::move(all),
+                             llvm::make_error<FileProblem>(
+                                 f.target(), llvm::toString(std::move(e))));
+    }
+  return all; // a signal held off lands now
 }
 
 void AtomicFile::discard() {

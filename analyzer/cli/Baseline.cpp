@@ -19,7 +19,7 @@ namespace json = llvm::json;
 static constexpr int kVersion = 1;
 
 llvm::Expected<Baseline> Baseline::read(const std::string &path) {
-  auto text = readInput(path);
+  auto text = readInput(path, kMaxBaseline);
   if (!text)
     return toolError("cannot read baseline '" + path + "' (" +
                      llvm::toString(text.takeError()) +
@@ -27,23 +27,110 @@ llvm::Expected<Baseline> Baseline::read(const std::string &path) {
   return parse(*text, path);
 }
 
+namespace {
+
+/// Spans of a JSON text, found without building values: a baseline of
+/// 300,000 entries is read one entry at a time, not as one tree (many times
+/// the file's size). Any surprise gives nullopt: the whole text is then
+/// parsed, for llvm::json's exact error.
+struct Scanner {
+  llvm::StringRef text;
+  std::size_t at = 0;
+  void space() {
+    while (at < text.size() && llvm::StringRef(" \t\r\n").contains(text[at]))
+      ++at;
+  }
+  bool eat(char c) {
+    space();
+    if (at >= text.size() || text[at] != c)
+      return false;
+    ++at;
+    return true;
+  }
+  /// One value (the text is known to nest at most kMaxNesting deep).
+  std::optional<llvm::StringRef> value() {
+    space();
+    std::size_t begin = at;
+    unsigned depth = 0;
+    for (; at < text.size(); ++at) {
+      char c = text[at];
+      if (c == '"') {
+        for (++at; at < text.size() && text[at] != '"'; ++at)
+          if (text[at] == '\\')
+            ++at;
+        if (at >= text.size())
+          return std::nullopt;
+        if (depth == 0)
+          return text.slice(begin, ++at);
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']' || c == ',' || c == ' ' || c == '\n' ||
+                 c == '\t' || c == '\r') {
+        if (depth == 0)
+          break;
+        if ((c == '}' || c == ']') && --depth == 0)
+          return text.slice(begin, ++at);
+      }
+    }
+    if (depth || at == begin)
+      return std::nullopt;
+    return text.slice(begin, at);
+  }
+};
+
+} // namespace
+
 llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text,
                                          const std::string &path) {
-  auto parsed = parseJson(text);
-  if (!parsed)
+  auto invalid = [&](llvm::Error why) {
     return toolError("baseline '" + path + "' is not valid JSON (" +
-                     llvm::toString(parsed.takeError()) +
+                     llvm::toString(std::move(why)) +
                      "); regenerate it with --write-baseline");
-  const json::Object *root = parsed->getAsObject();
-  const json::Array *entries = root ? root->getArray("entries") : nullptr;
-  if (!root || root->getInteger("version") != kVersion || !entries)
+  };
+  auto notOurs = [&] {
     return toolError("baseline '" + path +
                      "' is not a devcopy baseline (version 1 with "
                      "\"entries\"); regenerate it "
                      "with --write-baseline");
+  };
+  if (auto deep = nestingError(text, /*json=*/true))
+    return invalid(toolError(*deep));
+  // The top-level object's "version" and "entries", as spans.
+  Scanner scan{text};
+  std::optional<llvm::StringRef> version, entries;
+  bool ok = scan.eat('{');
+  for (bool first = true; ok && !scan.eat('}'); first = false) {
+    std::optional<llvm::StringRef> key, value;
+    ok = (first || scan.eat(',')) && (key = scan.value()) && scan.eat(':') &&
+         (value = scan.value());
+    if (ok && *key == "\"version\"")
+      version = value;
+    if (ok && *key == "\"entries\"")
+      entries = value;
+  }
+  scan.space();
+  ok = ok && scan.at == text.size();
+  if (!ok) {
+    llvm::Expected<llvm::json::Value> whole = parseJson(text);
+    if (!whole)
+      return invalid(whole.takeError());
+    return notOurs(); // valid JSON the scanner does not know: not ours
+  }
+  llvm::Expected<json::Value> v = parseJson(version.value_or("null"));
+  if (!v)
+    return invalid(v.takeError());
+  if (v->getAsInteger() != kVersion || !entries || !entries->starts_with("["))
+    return notOurs();
   Baseline b;
-  for (const json::Value &v : *entries) {
-    const json::Object *e = v.getAsObject();
+  Scanner list{*entries, 1};
+  for (bool first = true; !list.eat(']'); first = false) {
+    std::optional<llvm::StringRef> item;
+    if (!(first || list.eat(',')) || !(item = list.value()))
+      return invalid(parseJson(text).takeError());
+    llvm::Expected<json::Value> parsed = parseJson(*item);
+    if (!parsed)
+      return invalid(parsed.takeError());
+    const json::Object *e = parsed->getAsObject();
     auto fp = e ? e->getString("fingerprint") : std::nullopt;
     if (!fp)
       return toolError(

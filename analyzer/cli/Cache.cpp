@@ -19,7 +19,7 @@ namespace json = llvm::json;
 namespace vfs = llvm::vfs;
 
 /// Bumped when an entry's layout changes: older entries are then not found.
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;
 
 std::string contentHash(llvm::StringRef bytes) {
   llvm::XXH128_hash_t h =
@@ -263,33 +263,43 @@ bool ResultCache::unchanged(const json::Object &deps) {
   return true;
 }
 
+llvm::Expected<json::Value> parseCacheEntry(llvm::StringRef text,
+                                            const std::string &key) {
+  // "devcopy-cache HASH\n" and the JSON entry, HASH its contentHash: a
+  // flipped byte anywhere is caught before the entry is believed.
+  auto [head, body] = text.split('\n');
+  auto [magic, sum] = head.split(' ');
+  if (magic != "devcopy-cache" || sum.empty())
+    return toolError("not a devcopy cache entry of this version");
+  if (contentHash(body) != sum)
+    return toolError("its checksum does not match its contents");
+  llvm::Expected<json::Value> doc = parseJson(body);
+  if (!doc)
+    return doc.takeError();
+  json::Object *entry = doc->getAsObject();
+  if (!entry || entry->getInteger("format") != kFormat ||
+      entry->getString("key") != llvm::StringRef(key) ||
+      !entry->getObject("deps") || !entry->get("payload"))
+    return toolError("not a devcopy cache entry of this version");
+  return doc;
+}
+
 std::optional<json::Value> ResultCache::lookup(const std::string &key,
                                                std::string &note) {
   note.clear();
   std::string path = entryPath(key);
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
-  if (!buf)
+  if (!llvm::sys::fs::exists(path))
     return std::nullopt; // not cached yet
-  std::string why;
-  llvm::Expected<json::Value> parsed = parseJson((*buf)->getBuffer());
-  std::optional<json::Value> doc;
-  if (parsed)
-    doc = std::move(*parsed);
-  else
-    why = llvm::toString(parsed.takeError());
-  json::Object *entry = doc ? doc->getAsObject() : nullptr;
-  if (doc && !entry)
-    why = "not a JSON object";
-  if (entry && (entry->getInteger("format") != kFormat ||
-                entry->getString("key") != llvm::StringRef(key) ||
-                !entry->getObject("deps") || !entry->get("payload")))
-    why = "not a devcopy cache entry of this version";
-  if (!why.empty()) {
-    note = "ignoring corrupt cache entry '" + path + "': " + oneLine(why) +
+  llvm::Expected<std::string> text = readInput(path, kMaxBaseline);
+  llvm::Expected<json::Value> doc =
+      text ? parseCacheEntry(*text, key) : text.takeError();
+  if (!doc) {
+    note = "ignoring corrupt cache entry '" + path +
+           "': " + oneLine(llvm::toString(doc.takeError())) +
            "; the unit is analyzed again and the entry rewritten";
     return std::nullopt;
   }
+  json::Object *entry = doc->getAsObject();
   if (!unchanged(*entry->getObject("deps")))
     return std::nullopt;
   return std::move(*entry->get("payload"));
@@ -322,7 +332,11 @@ llvm::Error ResultCache::store(const std::string &key, const Dependencies &deps,
     return llvm::createStringError(
         ec, "cannot create cache directory '%s': %s",
         llvm::sys::path::parent_path(path).str().c_str(), ec.message().c_str());
-  return writeAtomically(path, [&](llvm::raw_ostream &os) { os << entry; });
+  std::string body;
+  llvm::raw_string_ostream(body) << entry;
+  return writeAtomically(path, [&](llvm::raw_ostream &os) {
+    os << "devcopy-cache " << contentHash(body) << "\n" << body;
+  });
 }
 
 std::string toolIdentity() {

@@ -102,6 +102,11 @@ private:
   std::map<std::string, std::string> listings_;
 };
 
+/// An entry's text as ResultCache stores it, checked (checksum, format,
+/// `key`) and parsed; an error says in one line why it is not usable.
+llvm::Expected<llvm::json::Value> parseCacheEntry(llvm::StringRef text,
+                                                  const std::string &key);
+
 /// The tool's identity in cache keys: devcopy's and LLVM's versions and a
 /// hash of the running executable, so a rebuilt devcopy starts afresh.
 std::string toolIdentity();

@@ -22,6 +22,9 @@ struct Edit {
   Position end; // begin + length
   unsigned length = 0;
   std::string text;
+  // contentHash() of begin.file as the analysis read it ("" unknown): --fix
+  // edits only a file that still holds those bytes.
+  std::string analysed;
 };
 
 /// A source range of a diagnostic, as clang highlights it: [begin, end).

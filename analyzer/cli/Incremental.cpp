@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -84,16 +85,30 @@ void parallelFor(std::size_t n, unsigned jobs,
     t.join();
 }
 
+/// Each fix-it learns the hash of the bytes its file had when the unit read
+/// it, so --fix can refuse a file edited since.
+void stampFixes(std::vector<Finding> &findings, const Dependencies &deps) {
+  std::map<std::string, std::string> byPath; // `..` removed, as edits name it
+  for (const auto &[path, hash] : deps.read) {
+    llvm::SmallString<256> p(path);
+    llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+    byPath.emplace(std::string(p), hash);
+  }
+  for (Finding &f : findings)
+    for (Edit &e : f.fixes)
+      if (auto it = byPath.find(e.begin.file); it != byPath.end())
+        e.analysed = it->second;
+}
+
+/// Records what every unit reads: the cache's dependencies, and the hashes
+/// --fix checks (so also with --no-cache).
 class Recording : public UnitHooks {
 public:
-  Recording(std::vector<Slot> &slots, bool record)
-      : slots_(slots), record_(record) {}
+  explicit Recording(std::vector<Slot> &slots) : slots_(slots) {}
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
   fileSystem(std::size_t unit,
              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) override {
     current = &slots_[unit];
-    if (!record_)
-      return fs;
     current->recorder =
         llvm::makeIntrusiveRefCnt<DependencyRecorder>(std::move(fs));
     return current->recorder;
@@ -104,6 +119,7 @@ public:
     slot.record.findings = findings;
     if (slot.recorder)
       slot.deps = slot.recorder->take();
+    stampFixes(slot.record.findings, slot.deps);
     slot.recorder.reset();
     slot.done = true;
     current = nullptr;
@@ -111,7 +127,6 @@ public:
 
 private:
   std::vector<Slot> &slots_;
-  bool record_;
 };
 
 } // namespace
@@ -173,7 +188,7 @@ analyzeIncrementally(const Options &opts,
         if (current)
           current->record.facts = std::move(f);
       });
-    Recording hooks(slots, cache.has_value());
+    Recording hooks(slots);
     std::vector<Finding> unused;
     std::size_t before = errors.size();
     analyzeUnits(todo, config, jobs, progress, unused, errors, &hooks);

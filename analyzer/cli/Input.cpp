@@ -1,4 +1,5 @@
 #include "Input.h"
+#include "InputLimit.h"
 #include "NestingLimit.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -38,14 +39,12 @@ std::string absolutePath(const std::string &p, const std::string &base) {
   return std::string(s);
 }
 
-llvm::Expected<std::string> readInput(const std::string &path) {
-  if (llvm::sys::fs::is_directory(path))
-    return toolError("it is a directory");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return toolError(buffer.getError().message());
-  return (*buffer)->getBuffer().str();
+llvm::Expected<std::string> readInput(const std::string &path,
+                                      std::uint64_t limit) {
+  llvm::Expected<std::string> text = devcopy::readText(path, limit);
+  if (!text)
+    return toolError(oneLine(llvm::toString(text.takeError())));
+  return text;
 }
 
 char FileProblem::ID = 0;

@@ -4,6 +4,7 @@
 // file 50,000 levels deep would overflow the stack.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -48,8 +49,16 @@ std::string oneLine(llvm::StringRef text);
 /// `p` made absolute against `base` when relative, with `.` and `..` removed.
 std::string absolutePath(const std::string &p, const std::string &base);
 
-/// Reads `path` whole; an error gives the reason in one line.
-llvm::Expected<std::string> readInput(const std::string &path);
+/// The most devcopy reads from each kind of input (InputLimit.h): far above
+/// any real one, low enough that /dev/zero or a runaway pipe stops early.
+constexpr std::uint64_t kMaxDatabase = 1ull << 30; // compile databases, shards
+constexpr std::uint64_t kMaxBaseline = 256ull << 20; // baselines, cache entries
+constexpr std::uint64_t kMaxConfig = 16ull << 20; // .clang-tidy, response files
+
+/// Reads the text file `path` whole, at most `limit` bytes; an error gives
+/// the reason in one line.
+llvm::Expected<std::string> readInput(const std::string &path,
+                                      std::uint64_t limit);
 
 /// A reason when `text` nests `[`/`{` deeper than `maxDepth`, as "line L:
 /// ..."; nullopt when it does not. JSON strings are skipped; YAML's quoting

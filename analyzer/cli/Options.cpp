@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -284,7 +285,7 @@ llvm::Error validate(Options &opts) {
     char *end = nullptr;
     long n = std::strtol(Jobs.c_str(), &end, 10);
     if (*end || n < 1 || n > 4096)
-      return usage("--jobs wants a positive number, not '" + Jobs + "'");
+      return usage("--jobs wants a number from 1 to 4096, not '" + Jobs + "'");
     opts.jobs = unsigned(n);
   }
   if (opts.format != "text" && opts.format != "json" && opts.format != "sarif")
@@ -293,6 +294,10 @@ llvm::Error validate(Options &opts) {
   if (!opts.baseline.empty() && opts.baseline == opts.writeBaseline)
     return usage("--baseline and --write-baseline name the same file '" +
                  opts.baseline + "'");
+  // Fingerprints are paths below the root: a wrong one unmatches a baseline.
+  if (!opts.root.empty() && !llvm::sys::fs::is_directory(opts.root))
+    return usage("--root '" + opts.root +
+                 "' is not a directory; name the checkout's top folder");
   if (opts.config && !opts.configFile.empty())
     return usage(
         "--config and --config-file are mutually exclusive; give one of them");

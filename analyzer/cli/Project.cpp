@@ -85,7 +85,7 @@ bool selectUnits(const Options &opts, const std::string &cwd,
                      "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
     return false;
   }
-  auto text = readInput(dbPath);
+  auto text = readInput(dbPath, kMaxDatabase);
   auto commands = text ? loadCompileDatabase(*text, dbPath) : text.takeError();
   if (!commands) {
     errors.push_back({dbPath, "cannot read compile database '" + dbPath +
@@ -122,10 +122,12 @@ bool selectUnits(const Options &opts, const std::string &cwd,
         wanted = used[i] = true;
     if (!wanted)
       continue;
-    if (!fs::exists(abs)) {
-      errors.push_back(
-          {abs, "'" + abs + "' is listed in " + dbPath +
-                    " but does not exist; regenerate the compile database"});
+    if (!fs::exists(abs) || fs::is_directory(abs)) {
+      errors.push_back({abs, "'" + abs + "' is listed in " + dbPath +
+                                 (fs::exists(abs) ? " as a source file but is a"
+                                                    " directory"
+                                                  : " but does not exist") +
+                                 "; regenerate the compile database"});
       continue;
     }
     auto &cmds = byFile[abs];
@@ -134,10 +136,12 @@ bool selectUnits(const Options &opts, const std::string &cwd,
       return !fs::is_directory(c.Directory);
     });
     if (gone != cmds.end()) {
-      errors.push_back({abs, "the compile command of '" + abs + "' runs in '" +
-                                 gone->Directory +
-                                 "', which does not exist; regenerate " +
-                                 dbPath});
+      errors.push_back(
+          {abs, "the compile command of '" + abs + "' runs in '" +
+                    gone->Directory + "', which " +
+                    (fs::exists(gone->Directory) ? "is not a directory"
+                                                 : "does not exist") +
+                    "; regenerate " + dbPath});
       continue;
     }
     units.push_back({abs, std::move(cmds), estimateCost(abs)});
@@ -164,7 +168,7 @@ bool selectUnits(const Options &opts, const std::string &cwd,
 
 /// Reads and parses a clang-tidy YAML configuration file.
 static llvm::Expected<ClangTidyOptions> parseConfig(const std::string &file) {
-  auto text = readInput(file);
+  auto text = readInput(file, kMaxConfig);
   if (!text)
     return toolError("cannot read configuration '" + file +
                      "': " + llvm::toString(text.takeError()));

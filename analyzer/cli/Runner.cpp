@@ -264,9 +264,22 @@ std::vector<Finding> analyzeOne(const TranslationUnit &unit,
   for (const ClangTidyError &e : consumer.take())
     out.push_back(convert(e, unit.file, config.fixNotes));
   // A failed run that left no compile error would otherwise read as clean.
-  if (status != 0 && std::none_of(out.begin(), out.end(), [](const Finding &f) {
-        return f.rule == "clang-diagnostic-error";
-      })) {
+  // A warning made an error (-Werror) or a NOLINTBEGIN left open is what
+  // failed it: reported as the compile error it is, by its name.
+  auto compileError = [](const Finding &f) {
+    return f.rule == "clang-diagnostic-error";
+  };
+  if (status != 0 && std::none_of(out.begin(), out.end(), compileError))
+    for (Finding &f : out)
+      if (f.level == "error" && !f.warningAsError &&
+          llvm::StringRef(f.rule).starts_with("clang-")) {
+        llvm::StringRef name(f.rule);
+        f.message += name.consume_front("clang-diagnostic-")
+                         ? " [-Werror,-W" + name.str() + "]"
+                         : " [" + f.rule + "]";
+        f.rule = "clang-diagnostic-error";
+      }
+  if (status != 0 && std::none_of(out.begin(), out.end(), compileError)) {
     Finding f;
     f.rule = "clang-diagnostic-error";
     f.where.file = unit.file;

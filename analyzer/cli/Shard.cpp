@@ -21,7 +21,8 @@ llvm::Expected<ShardSpec> parseShard(llvm::StringRef text) {
       spec.count < 1 || spec.count > 10000 || spec.index < 1 ||
       spec.index > spec.count)
     return llvm::createStringError(
-        "--shard wants K/N with 1 <= K <= N (the K-th of N shards), not '%s'",
+        "--shard wants K/N with 1 <= K <= N <= 10000 (the K-th of N shards), "
+        "not '%s'",
         oneLine(text).c_str());
   return spec;
 }
@@ -57,7 +58,7 @@ llvm::Expected<ShardFile> readShards(const std::vector<std::string> &paths) {
   std::map<unsigned, std::pair<json::Array, json::Array>>
       byShard; // K -> units, errors
   for (const std::string &path : paths) {
-    llvm::Expected<std::string> text = readInput(path);
+    llvm::Expected<std::string> text = readInput(path, kMaxDatabase);
     if (!text)
       return fail(path, llvm::toString(text.takeError()));
     llvm::Expected<json::Value> doc = parseJson(*text);

@@ -51,7 +51,8 @@ static bool fromJSON(const json::Value &v, Edit &e, json::Path path) {
   json::ObjectMapper o(v, path);
   int64_t length = 0;
   if (!(o && o.map("begin", e.begin) && o.map("end", e.end) &&
-        o.map("length", length) && o.map("text", e.text)))
+        o.map("length", length) && o.map("text", e.text) &&
+        o.mapOptional("analysed", e.analysed)))
     return false;
   e.length = unsigned(length);
   return true;
@@ -80,7 +81,8 @@ json::Value toJSON(const UnitRecord &record) {
       fixes.push_back(json::Object{{"begin", toJSON(e.begin)},
                                    {"end", toJSON(e.end)},
                                    {"length", e.length},
-                                   {"text", e.text}});
+                                   {"text", e.text},
+                                   {"analysed", e.analysed}});
     findings.push_back(json::Object{{"rule", f.rule},
                                     {"level", f.level},
                                     {"message", f.message},

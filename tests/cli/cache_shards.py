@@ -70,8 +70,9 @@ class Project(ProjectDir):
     def entries(self, cache="build/.devcopy-cache"):
         """{unit: (entry path, mtime_ns)} of the cache's entries."""
         out = {}
-        for e in glob.glob(os.path.join(self.path(cache), "v1", "*", "*.json")):
+        for e in glob.glob(os.path.join(self.path(cache), "v2", "*", "*.json")):
             with open(e) as f:
+                f.readline()  # "devcopy-cache CHECKSUM"
                 unit = os.path.relpath(json.load(f)["payload"]["file"], self.dir)
             out.setdefault(unit, []).append((e, os.stat(e).st_mtime_ns))
         return out
@@ -193,6 +194,21 @@ def case_cache_corrupt(args):
     run = p.analyze("--format", "json")
     check("corrupt" not in run.stderr and f"{len(UNITS)} of {len(UNITS)}" in run.stderr,
           f"corrupt entries must be rewritten:\n{run.stderr}")
+    # One byte flipped inside each entry's payload (a message, an offset, a
+    # file name): caught by the checksum, analyzed again, the same report.
+    entries = p.entries()
+    for n, unit in enumerate(sorted(entries)):
+        with open(entries[unit][0][0], "rb") as f:
+            data = bytearray(f.read())
+        at = data.index(b'"payload"')
+        at += (len(data) - at) * (n + 1) // (len(entries) + 2)
+        data[at] ^= 0x01
+        with open(entries[unit][0][0], "wb") as f:
+            f.write(bytes(data))
+    run = p.analyze("--format", "json")
+    notes = [line for line in run.stderr.splitlines() if "checksum does not match" in line]
+    check(len(notes) == len(entries), f"one note per flipped entry:\n{run.stderr}")
+    check(run.stdout == cold, "a flipped byte changed the report")
 
     # An unwritable cache: a note, the same report, the usual exit code.
     p.write("not-a-dir", "")

@@ -14,6 +14,7 @@
 #include "Cache.h"
 #include "Fixes.h"
 #include "Input.h"
+#include "ScratchDir.h"
 #include "Shard.h"
 
 using namespace devcopy::cli;
@@ -21,33 +22,7 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-class Files : public ::testing::Test {
-protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/devcopy_cli_filesXXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override {
-    stdfs::permissions(dir_, stdfs::perms::owner_all, stdfs::perm_options::add);
-    stdfs::remove_all(dir_);
-  }
-  std::string path(const std::string &name) const { return dir_ + "/" + name; }
-  void write(const std::string &name, const std::string &text) const {
-    std::ofstream(path(name), std::ios::binary) << text;
-  }
-  std::string read(const std::string &name) const {
-    std::ifstream in(path(name), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  /// Only the files the test made: no temporary file may be left behind.
-  std::size_t entries() const {
-    return std::size_t(std::distance(stdfs::directory_iterator(dir_),
-                                     stdfs::directory_iterator()));
-  }
-  std::string dir_;
-};
+class Files : public ScratchDir {};
 
 TEST_F(Files, ReplacesOnlyOnCommitAndKeepsPermissions) {
   write("report.txt", "previous");
@@ -122,6 +97,11 @@ Finding fixable(const std::string &file, unsigned offset,
   Edit e;
   e.begin = f.where;
   e.text = text;
+  // As the analysis stamps it: the bytes the file held when it was read.
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  e.analysed = contentHash(bytes.str());
   f.fixes.push_back(e);
   return f;
 }
@@ -257,7 +237,7 @@ TEST_F(Files, CorruptCacheEntriesAreOneLineNotes) {
   std::string key = cache.key({"unit"});
   ASSERT_FALSE(bool(cache.store(key, {}, llvm::json::Value(1))));
   std::string entry =
-      path("cache") + "/v1/" + key.substr(0, 2) + "/" + key + ".json";
+      path("cache") + "/v2/" + key.substr(0, 2) + "/" + key + ".json";
   ASSERT_TRUE(stdfs::exists(entry));
   const std::string corrupt[] = {"",
                                  "{",
@@ -274,6 +254,19 @@ TEST_F(Files, CorruptCacheEntriesAreOneLineNotes) {
     EXPECT_NE(note.find("ignoring corrupt cache entry"), std::string::npos)
         << note;
     EXPECT_EQ(note.find('\n'), std::string::npos) << note;
+  }
+  // Any byte flipped anywhere in a real entry: a note, never a changed result.
+  ASSERT_FALSE(bool(cache.store(
+      key, {}, llvm::json::Object{{"message", "'mask' is copied"}})));
+  std::string good = read(entry.substr(dir_.size() + 1));
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x04;
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << bad;
+    std::string note;
+    EXPECT_FALSE(cache.lookup(key, note)) << "byte " << i;
+    EXPECT_NE(note.find("ignoring corrupt cache entry"), std::string::npos)
+        << "byte " << i << ": " << note;
   }
   // A cache under a file cannot be written: an error, and nothing else happens.
   write("file", "");

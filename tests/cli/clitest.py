@@ -39,3 +39,25 @@ class ProjectDir:
     def read(self, name):
         with open(self.path(name)) as f:
             return f.read()
+
+
+def run_cases(cases, temp_dirs, options=()):
+    """The command line of a test script: CASE --devcopy BIN --mock DIR (and
+    `options`); runs the case, removes `temp_dirs` when it passes."""
+    import argparse
+    import shutil
+    import sys
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(cases))
+    ap.add_argument("--devcopy", required=True)
+    ap.add_argument("--mock", required=True)
+    for o in options:
+        ap.add_argument(o)
+    args = ap.parse_args()
+    try:
+        cases[args.case](args)
+    except Failure as e:
+        sys.exit(f"FAIL {args.case}: {e}")
+    for d in temp_dirs:
+        shutil.rmtree(d, ignore_errors=True)
+    print(f"ok {args.case}")
