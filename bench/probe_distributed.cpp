@@ -4,7 +4,8 @@
 // Every rank gets one intra-op thread (one core each, as on a real cluster)
 // and the same model (data parallelism: everything is replicated, the
 // largest report). Both are timed on every rank at once, between barriers,
-// median of 7 after a warm-up; rank 0 prints the ratio (target <= 1.5). A
+// in alternating rounds (a load that drifts slows both alike), median of 15
+// after a warm-up; rank 0 prints the ratio (target <= 1.5). A
 // lone inspect() in the launcher, with the machine otherwise idle, is printed
 // for context.
 #include <devcopy/distributed.h>
@@ -37,17 +38,26 @@ std::shared_ptr<torch::nn::Module> model(std::int64_t kib) {
   return m;
 }
 
-template <class F> double median_ms(F &&f) {
-  std::vector<double> ms;
-  for (int i = 0; i < 8; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    const auto t1 = std::chrono::steady_clock::now();
-    if (i > 0)
-      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
+template <class F> double time_ms(F &&f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+double median(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+constexpr int kRounds = 15;
+
+template <class F> double median_ms(F &&f) {
+  f(); // warm-up
+  std::vector<double> ms;
+  for (int i = 0; i < kRounds; ++i)
+    ms.push_back(time_ms(f));
+  return median(ms);
 }
 
 int rank_main(std::int64_t kib, double lone_ms) {
@@ -55,15 +65,20 @@ int rank_main(std::int64_t kib, double lone_ms) {
   auto m = model(kib);
   auto pg = devcopy_test::join(std::chrono::seconds(60));
   auto barrier = [&] { pg->barrier()->wait(); };
-  const double local_ms = median_ms([&] {
-    barrier();
-    devcopy::inspect(*m);
-  });
   devcopy::Report r;
-  const double dist_ms = median_ms([&] {
+  auto local = [&] { devcopy::inspect(*m); };
+  auto distributed = [&] { r = devcopy::inspect_distributed(*m, *pg); };
+  barrier();
+  local();
+  distributed(); // warm-up
+  std::vector<double> local_runs, dist_runs;
+  for (int i = 0; i < kRounds; ++i) {
     barrier();
-    r = devcopy::inspect_distributed(*m, *pg);
-  });
+    local_runs.push_back(time_ms(local));
+    barrier();
+    dist_runs.push_back(time_ms(distributed));
+  }
+  const double local_ms = median(local_runs), dist_ms = median(dist_runs);
   barrier();
   if (devcopy_test::rank() == 0) {
     std::int64_t bytes = 0;

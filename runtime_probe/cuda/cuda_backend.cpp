@@ -10,6 +10,8 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "backend.h"
 #include "fingerprint.h"
@@ -73,7 +75,15 @@ std::vector<std::string> cuda_block_context(const Block &block) {
 bool cuda_compiled() { return true; }
 int cuda_device_count() { return static_cast<int>(c10::cuda::device_count()); }
 
+// Cached: cudaGetDeviceProperties queries every property of the device on
+// each call, and a GPU's UUID never changes.
 std::string cuda_device_uuid(int device) {
+  static std::mutex mu;
+  static std::map<int, std::string> known;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(device);
+  if (it != known.end())
+    return it->second;
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   static const char *const digits = "0123456789abcdef";
@@ -85,6 +95,7 @@ std::string cuda_device_uuid(int device) {
     out += digits[b >> 4];
     out += digits[b & 15];
   }
+  known.emplace(device, out);
   return out;
 }
 

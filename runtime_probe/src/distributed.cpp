@@ -1,12 +1,14 @@
-// inspect_distributed(): local fingerprints and memory figures, two
-// all-gathers through the caller's process group (a fixed-size header, then
-// the records padded to the longest), and the cross-rank rules of ranks.cpp.
+// inspect_distributed(): local fingerprints and memory figures, one
+// all-gather of a fixed-size slot per rank through the caller's process group
+// (a header, then the rank's record), and the cross-rank rules of ranks.cpp.
+// A record longer than the slot sends its rest in a second all-gather.
 #include "devcopy/distributed.h"
 
 #ifdef DEVCOPY_HAS_DISTRIBUTED
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "local.h"
@@ -16,7 +18,16 @@ namespace devcopy {
 namespace {
 
 constexpr std::int64_t kMagic = 0x6465766370726b73; // "devcprks"
-constexpr std::int64_t kVersion = 1;
+constexpr std::int64_t kVersion = 2;
+constexpr std::int64_t kHeaderBytes = 4 * sizeof(std::int64_t);
+
+// Bytes of a rank's slot: room for about 3,500 storages in small groups, less
+// per rank in large ones (the gathered buffer stays near 64 MiB), never below
+// a few hundred storages. Every rank computes the same size from the group's.
+std::int64_t slot_bytes(int ranks) {
+  const std::int64_t share = (std::int64_t(64) << 20) / std::max(1, ranks);
+  return std::clamp<std::int64_t>(share, 4 << 10, 64 << 10) / 8 * 8;
+}
 
 std::string host_name() {
   char buf[256] = {};
@@ -61,9 +72,10 @@ std::vector<at::Tensor> all_gather(Group &g, const at::Tensor &in,
         "; a rank exited or stalled, or did not call inspect_distributed on "
         "this group");
   }
-  for (at::Tensor &t : outputs[0])
-    t = t.cpu();
-  return outputs[0];
+  if (in.is_cpu())
+    return outputs[0];
+  // One copy to the host for all ranks' slots, not one per rank.
+  return at::stack(outputs[0]).cpu().unbind(0);
 }
 
 // The rank's storages (with the names this rank knows them by) ...
@@ -112,33 +124,54 @@ Report run(const torch::nn::Module &module, Group &g,
 
   // NCCL moves device memory only; every other backend takes host tensors.
   const at::Device where(backend_name(g) == "nccl" ? at::kCUDA : at::kCPU);
-  const at::Tensor header =
-      at::tensor(std::vector<std::int64_t>{kMagic, kVersion, rank,
-                                           std::int64_t(mine.size())},
-                 at::kLong)
-          .to(where);
-  const std::vector<at::Tensor> headers =
-      all_gather(g, header, "gathering record sizes", o);
+  const std::int64_t slot = slot_bytes(size);
+  const std::int64_t inline_bytes = slot - kHeaderBytes;
+  at::Tensor mine_slot = at::zeros({slot}, at::kByte);
+  auto *out = mine_slot.data_ptr<std::uint8_t>();
+  const std::int64_t header[4] = {kMagic, kVersion, rank,
+                                  std::int64_t(mine.size())};
+  std::memcpy(out, header, kHeaderBytes);
+  std::memcpy(out + kHeaderBytes, mine.data(),
+              std::min<std::size_t>(mine.size(), inline_bytes));
+  const std::vector<at::Tensor> slots =
+      all_gather(g, mine_slot.to(where), "gathering fingerprints", o);
+  std::vector<std::int64_t> sizes(size);
   std::int64_t longest = 0;
   for (int r = 0; r < size; ++r) {
-    const auto *h = headers[r].data_ptr<std::int64_t>();
-    if (h[0] != kMagic || h[1] != kVersion || h[2] != r)
+    std::int64_t h[4];
+    std::memcpy(h, slots[r].data_ptr<std::uint8_t>(), kHeaderBytes);
+    if (h[0] != kMagic || h[1] != kVersion || h[2] != r || h[3] < 0)
       throw DistributedError(
           "devcopy: inspect_distributed on rank " + std::to_string(rank) +
           ": rank " + std::to_string(r) +
           " answered with something else (another collective, or another "
           "devcopy version)");
+    sizes[r] = h[3];
     longest = std::max(longest, h[3]);
   }
-  at::Tensor payload = at::zeros({longest}, at::kByte);
-  std::memcpy(payload.data_ptr<std::uint8_t>(), mine.data(), mine.size());
-  const std::vector<at::Tensor> all =
-      all_gather(g, payload.to(where), "gathering fingerprints", o);
+  // Only when some rank's record did not fit: the rest of every record.
+  std::vector<at::Tensor> rests;
+  if (longest > inline_bytes) {
+    at::Tensor rest = at::zeros({longest - inline_bytes}, at::kByte);
+    if (std::int64_t(mine.size()) > inline_bytes)
+      std::memcpy(rest.data_ptr<std::uint8_t>(), mine.data() + inline_bytes,
+                  mine.size() - inline_bytes);
+    rests = all_gather(g, rest.to(where), "gathering long records", o);
+  }
   std::vector<detail::RankRecord> records;
-  for (int r = 0; r < size; ++r)
-    records.push_back(detail::decode(
-        all[r].data_ptr<std::uint8_t>(),
-        static_cast<std::size_t>(headers[r].data_ptr<std::int64_t>()[3])));
+  std::vector<unsigned char> whole;
+  for (int r = 0; r < size; ++r) {
+    const auto *head = slots[r].data_ptr<std::uint8_t>() + kHeaderBytes;
+    if (sizes[r] <= inline_bytes) {
+      records.push_back(
+          detail::decode(head, static_cast<std::size_t>(sizes[r])));
+      continue;
+    }
+    whole.assign(head, head + inline_bytes);
+    const auto *tail = rests[r].data_ptr<std::uint8_t>();
+    whole.insert(whole.end(), tail, tail + (sizes[r] - inline_bytes));
+    records.push_back(detail::decode(whole.data(), whole.size()));
+  }
   detail::merge_ranks(records, rank, names, report);
   return report;
 }

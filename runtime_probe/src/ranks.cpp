@@ -150,18 +150,32 @@ void replicated(const std::vector<RankRecord> &ranks, int self,
   if (mine == nullptr)
     return;
   // Copies of a key every rank holds: the smallest count over the ranks.
-  std::map<Key, std::int64_t> common;
-  for (const RankStorage &s : mine->storages)
-    ++common[key_of(s)];
+  // Sorted vectors, not maps: thousands of storages a rank, merged in turn.
+  auto sorted_keys = [](const RankRecord &r) {
+    std::vector<Key> keys;
+    keys.reserve(r.storages.size());
+    for (const RankStorage &s : r.storages)
+      keys.push_back(key_of(s));
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  std::vector<std::pair<Key, std::int64_t>> common; // sorted by key
+  for (const Key &k : sorted_keys(*mine)) {
+    if (!common.empty() && common.back().first == k)
+      ++common.back().second;
+    else
+      common.emplace_back(k, 1);
+  }
   for (const RankRecord &r : ranks) {
     if (&r == mine)
       continue;
-    std::map<Key, std::int64_t> count;
-    for (const RankStorage &s : r.storages)
-      ++count[key_of(s)];
+    const std::vector<Key> theirs = sorted_keys(r);
+    auto at = theirs.begin();
     for (auto &[k, n] : common) {
-      auto it = count.find(k);
-      n = std::min(n, it == count.end() ? 0 : it->second);
+      at = std::lower_bound(at, theirs.end(), k);
+      const auto end = std::upper_bound(at, theirs.end(), k);
+      n = std::min<std::int64_t>(n, end - at);
+      at = end;
     }
   }
   constexpr std::size_t kNames = 32;
@@ -170,7 +184,9 @@ void replicated(const std::vector<RankRecord> &ranks, int self,
   std::map<Category, std::int64_t> unnamed;
   for (std::size_t i = 0; i < mine->storages.size(); ++i) {
     const RankStorage &s = mine->storages[i];
-    auto it = common.find(key_of(s));
+    auto it = std::lower_bound(
+        common.begin(), common.end(), key_of(s),
+        [](const auto &entry, const Key &k) { return entry.first < k; });
     if (it->second == 0)
       continue;
     --it->second;

@@ -212,6 +212,29 @@ TEST(Distributed, ARankThatStallsTimesOut) {
   std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
 }
 
+// Rank 0's record (4,000 storages) outgrows its slot in the gather, rank 1's
+// (10) does not: the rest travels in a second gather, and only the buffers
+// both ranks hold are replicated.
+TEST(Distributed, ARecordLongerThanItsSlotStillArrivesWhole) {
+  if (!in_rank())
+    return devcopy_test::expect_ranks_pass(2);
+  at::set_num_threads(1);
+  const int rank = devcopy_test::rank();
+  auto pg = devcopy_test::join(10s);
+  torch::nn::Module m;
+  const int buffers = rank == 0 ? 4000 : 10;
+  for (int i = 0; i < buffers; ++i)
+    m.register_buffer("b" + std::to_string(i),
+                      torch::arange(i, i + 4, torch::kFloat));
+  Report r = devcopy::inspect_distributed(m, *pg);
+  ASSERT_NE(category(r, "buffers"), nullptr) << r;
+  EXPECT_EQ(category(r, "buffers")->storages, 10) << r;
+  EXPECT_EQ(category(r, "buffers")->bytes_per_rank, 10 * 16) << r;
+  ASSERT_EQ(r.ranks().size(), 2u) << r;
+  EXPECT_EQ(r.ranks()[0].reachable_bytes, 4000 * 16);
+  EXPECT_EQ(r.ranks()[1].reachable_bytes, 10 * 16);
+}
+
 TEST(Distributed, OneRankHasNothingToCompare) {
   devcopy_test::StoreDir dir;
   auto pg = devcopy_test::make_group(dir.path(), 0, 1, 5s);

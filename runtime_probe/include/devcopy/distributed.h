@@ -1,8 +1,9 @@
 // inspect_distributed(): one report over all the ranks of a c10d process
 // group. Each rank fingerprints its own storages; the fingerprints and memory
-// figures (a few dozen bytes per storage, never the tensors' bytes) travel
-// through the group in two all-gathers, each bounded by a timeout. Every
-// rank returns the same cross-rank findings:
+// figures (18 bytes per storage, never the tensors' bytes) travel through
+// the group in one all-gather of a fixed-size slot per rank (a second one
+// only for a record longer than the slot, past about 3,500 storages), each
+// bounded by a timeout. Every rank returns the same cross-rank findings:
 //
 //   misplaced-rank-memory     several ranks hold memory on one GPU
 //   replicated-across-ranks   gradients or optimizer state identical on
