@@ -1,4 +1,5 @@
 #include "HostSyncInLoopCheck.h"
+#include "DiscardedValue.h"
 #include "SyncElements.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ASTUtils.h"
@@ -7,43 +8,6 @@
 using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
-
-namespace {
-
-/// True when `E` is a statement of its own whose value nothing reads, in the
-/// positions devcopy-discarded-copy matches (a block's statement, not a
-/// statement expression's value; the body of if/for/while/do).
-bool droppedByStatement(const Expr &E, ASTContext &Ctx) {
-  const Stmt *Cur = &E;
-  const Stmt *P = nullptr;
-  while (true) { // up through what ignoringImplicit() looks through
-    DynTypedNodeList Parents = Ctx.getParents(*Cur);
-    P = Parents.size() == 1 ? Parents[0].get<Stmt>() : nullptr;
-    if (!P || !isa<ExprWithCleanups, CXXBindTemporaryExpr,
-                   MaterializeTemporaryExpr, ImplicitCastExpr>(P))
-      break;
-    Cur = P;
-  }
-  if (!P)
-    return false;
-  if (isa<CompoundStmt>(P)) {
-    DynTypedNodeList Up = Ctx.getParents(*P);
-    return Up.size() != 1 || !Up[0].get<StmtExpr>();
-  }
-  if (const auto *If = dyn_cast<IfStmt>(P))
-    return If->getThen() == Cur || If->getElse() == Cur;
-  if (const auto *For = dyn_cast<ForStmt>(P))
-    return For->getBody() == Cur;
-  if (const auto *RF = dyn_cast<CXXForRangeStmt>(P))
-    return RF->getBody() == Cur;
-  if (const auto *W = dyn_cast<WhileStmt>(P))
-    return W->getBody() == Cur;
-  if (const auto *Do = dyn_cast<DoStmt>(P))
-    return Do->getBody() == Cur;
-  return false;
-}
-
-} // namespace
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   auto Main = matchers::isInMainFileCode();
@@ -89,7 +53,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     // line (remove the call, and the sync goes with it). One finding for one
     // mistake; a dropped `equal()` (a bool, not a copy) stays ours.
     if ((Method == "item" || Method == "cpu" || Method == "to") &&
-        droppedByStatement(*Call, Ctx))
+        isDiscardedValue(*Call, Ctx))
       return;
     Sync = Call;
     Recv = Result.Nodes.getNodeAs<Expr>("sync.recv");
