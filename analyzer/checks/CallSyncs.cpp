@@ -3,6 +3,7 @@
 #include "LoopFacts.h"
 #include "SyncElements.h"
 #include "TorchMatchers.h"
+#include "Unevaluated.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -63,7 +64,9 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
   SyncUses Uses(*Body, Inv, Ctx);
   // Statements in source order: the first sync or syncing call met is the
   // one reported.
-  for (const auto &M : match(findAll(expr(anyOf(Read, Call))), *Body, Ctx)) {
+  for (const auto &M :
+       match(findAll(expr(anyOf(Read, Call), unless(matchers::unevaluated()))),
+             *Body, Ctx)) {
     if (const auto *Sync = M.getNodeAs<CXXMemberCallExpr>("sync")) {
       llvm::StringRef Method = Sync->getMethodDecl()->getName();
       if (Method == "to" && describeCopy(*Sync, Ctx).Device != DeviceKind::CPU)
@@ -103,7 +106,8 @@ std::optional<CallSync> CallSyncs::elementReads(const Stmt &Body,
                                                 ASTContext &Ctx) {
   auto Read = matchers::tensorMethodCall({"item"}, "sync");
   llvm::MapVector<const VarDecl *, CallSync> Reads; // in source order
-  for (const auto &M : match(findAll(expr(Read)), Body, Ctx)) {
+  for (const auto &M :
+       match(findAll(expr(Read, unless(matchers::unevaluated()))), Body, Ctx)) {
     const auto *Sync = M.getNodeAs<CXXMemberCallExpr>("sync");
     const Expr *Recv = ignoreConversions(M.getNodeAs<Expr>("sync.recv"));
     const Expr *Base = ignoreConversions(subscriptBase(Recv));

@@ -55,20 +55,21 @@ const FunctionDecl *inPlaceForm(const FunctionDecl &FD, unsigned Args,
 void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
   // The call's value is dropped where it stands (DiscardedValue.h).
   // `(void)x.to(d)` says the discard is intended.
-  auto Discarded = anyOf(
-      matchers::copyCall("copy"),
-      cxxMemberCallExpr(callee(cxxMethodDecl(isNewTensorMethod())),
-                        on(expr().bind("op.recv")))
-          .bind("op"),
-      callExpr(callee(functionDecl(isNewTensorFunction())),
-               hasArgument(0, matchers::tensorExpr()),
-               unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
-          .bind("op"));
+  auto Discarded =
+      anyOf(matchers::copyCall("copy"),
+            cxxMemberCallExpr(callee(cxxMethodDecl(isNewTensorMethod())),
+                              on(expr().bind("op.recv")))
+                .bind("op"),
+            callExpr(callee(functionDecl(isNewTensorFunction())),
+                     hasArgument(0, matchers::tensorExpr()),
+                     unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
+                .bind("op"));
   // A read of item() as a statement: the host waits for a value it drops.
   auto DroppedRead =
-      cxxMemberCallExpr(callee(cxxMethodDecl(
-                            hasName("item"), ofClass(matchers::tensorRecord()))),
-                        on(expr().bind("read.recv")))
+      cxxMemberCallExpr(
+          callee(cxxMethodDecl(hasName("item"),
+                               ofClass(matchers::tensorRecord()))),
+          on(expr().bind("read.recv")))
           .bind("read");
   // `(a * b);`: arithmetic on tensors whose result is dropped.
   auto Arith =
@@ -76,9 +77,9 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
                           hasType(cxxRecordDecl(matchers::tensorRecord())),
                           hasAnyArgument(matchers::tensorExpr()))
           .bind("arith");
-  Finder->addMatcher(expr(anyOf(Discarded, DroppedRead, Arith),
-                          matchers::discardedValue()),
-                     this);
+  Finder->addMatcher(
+      expr(anyOf(Discarded, DroppedRead, Arith), matchers::discardedValue()),
+      this);
   // A copy made only to read its options (`x.to(torch::kLong).options()`);
   // a fresh factory's is devcopy-create-then-move's.
   Finder->addMatcher(
