@@ -146,7 +146,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Typical)
     return;
   if (CopiesData)
-    Reads[L->Loop].push_back({Sync, Recv});
+    Reads[L->Loop][readKey(*Recv, Ctx)].push_back({Sync, Recv});
 
   // One element per iteration of a tensor that does not change in the loop,
   // or a value computed afresh from one.
@@ -289,6 +289,9 @@ const Expr *HostSyncInLoopCheck::earlierRead(
   auto It = Reads.find(&Loop);
   if (It == Reads.end())
     return nullptr;
+  auto Same = It->second.find(readKey(Recv, Ctx));
+  if (Same == It->second.end())
+    return nullptr;
   FunctionFlow *Flow = Loops.flows().around(Loop, Ctx);
   if (!Flow)
     return nullptr;
@@ -298,7 +301,7 @@ const Expr *HostSyncInLoopCheck::earlierRead(
   auto Refs = ast_matchers::match(
       ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value,
       Ctx);
-  for (const auto &[First, FirstRecv] : It->second) {
+  for (const auto &[First, FirstRecv] : Same->second) {
     SameValue =
         utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx);
     // Two elements of one tensor (`b[0].item()`, `b[1].item()`) are two
@@ -315,11 +318,10 @@ const Expr *HostSyncInLoopCheck::earlierRead(
     bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
       const auto *VD =
           llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
-      if (!VD)
+      if (!VD || !Inv.isMutatedInLoop(VD))
         return false;
-      return llvm::any_of(Inv.refsTo(VD), [&](const DeclRefExpr *Ref) {
-        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, A) &&
-               !Flow->inSequence(B, Ref);
+      return llvm::any_of(Inv.mutatingRefsTo(VD), [&](const DeclRefExpr *Ref) {
+        return !Flow->inSequence(Ref, A) && !Flow->inSequence(B, Ref);
       });
     });
     if (!Changed) {
@@ -329,6 +331,14 @@ const Expr *HostSyncInLoopCheck::earlierRead(
     }
   }
   return nullptr;
+}
+
+unsigned HostSyncInLoopCheck::readKey(const Expr &Recv, ASTContext &Ctx) {
+  // Equal for two reads of one value or of two elements of one tensor (the
+  // comparison earlierRead makes), so a read meets only those.
+  llvm::FoldingSetNodeID ID;
+  subscriptBase(&Recv)->Profile(ID, Ctx, /*Canonical=*/false);
+  return ID.ComputeHash();
 }
 
 void HostSyncInLoopCheck::onEndOfTranslationUnit() {

@@ -176,7 +176,7 @@ std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD,
     return Place::Unknown;
   std::optional<Place> Result;
   bool First = true;
-  for (const Definition &D : definitions(VD, Ctx)) {
+  for (const Definition &D : definitionsOf(VD)) {
     std::optional<Place> P =
         D.Value ? deviceOf(D.Value, Depth + 1) : Place::Unknown;
     Result = First ? P : joinDevices(Result, P);
