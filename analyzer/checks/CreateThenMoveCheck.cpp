@@ -1,5 +1,6 @@
 #include "CreateThenMoveCheck.h"
 #include "LoopFacts.h"
+#include "SafeFixes.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Lex/Lexer.h"
@@ -305,6 +306,7 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const LangOptions &LO = Ctx.getLangOpts();
   SourceLocation RecvEnd = Lexer::getLocForEndOfToken(
       Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
+  llvm::SmallVector<FixItHint, 3> Fixes;
   if (OptArg) {
     if (PassOptions)
       return; // two sets of options to merge: left to the reader
@@ -313,7 +315,8 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Text = isTensorOptionsType(Written->getType())
                ? Text + ".device(" + Dev + ")"
                : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
-    D << FixItHint::CreateReplacement(Written->getSourceRange(), Text);
+    Fixes.push_back(
+        FixItHint::CreateReplacement(Written->getSourceRange(), Text));
   } else {
     // Every parameter before the options must be written to append it.
     if (writtenArgs(*Factory) != static_cast<unsigned>(OptIdx))
@@ -321,15 +324,18 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     std::string Text =
         PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
     if (OptIdx == 0)
-      D << FixItHint::CreateInsertion(Factory->getRParenLoc(), Text);
+      Fixes.push_back(
+          FixItHint::CreateInsertion(Factory->getRParenLoc(), Text));
     else
-      D << FixItHint::CreateInsertion(
+      Fixes.push_back(FixItHint::CreateInsertion(
           Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(),
                                      0, SM, LO),
-          ", " + Text);
+          ", " + Text));
   }
-  D << FixItHint::CreateRemoval(CharSourceRange::getCharRange(
-      RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO)));
+  Fixes.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
+      RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO))));
+  // A comment or a directive in the removed text, or a macro edge: no fix.
+  addSafeFixes(D, Fixes, Ctx);
 }
 
 void CreateThenMoveCheck::checkOptionsRead(const CXXMemberCallExpr &Read,

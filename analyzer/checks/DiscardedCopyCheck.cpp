@@ -1,5 +1,6 @@
 #include "DiscardedCopyCheck.h"
 #include "DiscardedValue.h"
+#include "SafeFixes.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 
@@ -194,10 +195,13 @@ void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
   if (Method == "options" && T.Method == "to" && writtenArgs(Copy) == 1 &&
       T.changesDType() && !T.changesDevice() &&
       !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
-    D << FixItHint::CreateReplacement(
-        SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
-        sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
-            sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
+    addSafeFixes(
+        D,
+        {FixItHint::CreateReplacement(
+            SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
+            sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
+                sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")")},
+        Ctx);
 }
 
 void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,
