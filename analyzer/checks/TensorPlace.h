@@ -73,6 +73,14 @@ public:
   /// else unknown (a function called from another file, or not at all).
   Place ofParameter(const ParmVarDecl *P);
 
+  /// The value of a condition that never changes: a constant, or a local
+  /// whose only definition is a constant initialiser (`bool cpu_only =
+  /// true;`, never assigned, incremented or passed by reference), through
+  /// `!`, `&&`, `||` and comparisons with constants. nullopt otherwise.
+  std::optional<bool> constantCondition(const Expr *Cond);
+  /// \p S is in a branch of an `if` whose constantCondition never takes it.
+  bool inBranchNeverTaken(const Stmt &S);
+
   /// True when the main file is fixed to the CPU: it chooses a host device
   /// itself (`torch::Device device(torch::kCPU)`, a constant `cpu_only` flag
   /// choosing kCPU), no device expression of it evaluates to an accelerator
