@@ -93,7 +93,8 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     const auto *Tensor =
         Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
     if (!Tensor || Tensor->getDeclContext() != Def ||
-        !runsOnEveryCall(*Copy, *Def->getBody(), Ctx))
+        !runsOnEveryCall(*Copy, *Def->getBody(), Ctx) ||
+        !Loops.flows().of({Def, Def->getBody()}, Ctx).runsWheneverCalled(*Copy))
       continue;
     llvm::SmallVector<const ParmVarDecl *, 4> Params{Tensor};
     if (!llvm::all_of(Copy->arguments(),
