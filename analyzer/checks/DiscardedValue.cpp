@@ -45,13 +45,6 @@ bool isDiscardedValue(const Expr &E, ASTContext &Ctx) {
       Cur = P;
       continue;
     }
-    if (const auto *Comma = dyn_cast<BinaryOperator>(P);
-        Comma && Comma->getOpcode() == BO_Comma) {
-      if (Comma->getLHS() == Cur)
-        return true;
-      Cur = P;
-      continue;
-    }
     return discardedIn(*P, Cur, Ctx);
   }
   return false;

@@ -2,9 +2,10 @@
 // clang-tidy's bugprone-unused-return-value (a block's statement, the body or
 // init of if/for/while/do/switch, a case, default or label statement, a
 // for's increment), reached through parentheses, attributes (`[[likely]]`),
-// the temporaries a returned Tensor leaves behind and the left side of a
-// comma. `(void)x` is a discard on purpose and does not count; the last
-// statement of a statement expression is its value.
+// the temporaries a returned Tensor leaves behind. The left side of a
+// comma is not one (`m << a.item<float>(), b.item<float>();` fills a matrix).
+// `(void)x` is a discard on purpose and does not count; the last statement of a
+// statement expression is its value.
 #pragma once
 
 #include "clang/AST/Expr.h"
