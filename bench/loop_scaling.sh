@@ -12,18 +12,26 @@
 # devcopy-tidy, side by side with a parse-only run of the same file; the CPU
 # time above the parse, divided by N, is printed in microseconds per
 # statement. Linear analysis keeps that figure flat as N grows.
+#
+# A second sweep (SYNC_SIZES, default 1000 2000 4000 10000) times loops made
+# of nothing but host reads, N of one shape each: `s += t.item<float>();`
+# and `s += t.to(d).sum().item<float>();` (one value read N times), and
+# `s += tK.item<float>();` over 64 tensors; every check, same figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 tidy=$build/analyzer/devcopy-tidy
 [[ -x $tidy ]] || { echo "loop_scaling: $tidy not found; build target devcopy-tidy first" >&2; exit 1; }
 
-exec python3 - "$tidy" "${REPS:-1}" ${SIZES:-250 500 1000 2000 4000 8000} <<'PY'
+exec python3 - "$tidy" "${REPS:-1}" "${SYNC_SIZES:-1000 2000 4000 10000}" \
+  ${SIZES:-250 500 1000 2000 4000 8000} <<'PY'
 import os, sys, tempfile
 sys.path.insert(0, "bench")
 from benchlib import timed
 
-tidy, reps, sizes = sys.argv[1], int(sys.argv[2]), [int(s) for s in sys.argv[3:]]
+tidy, reps = sys.argv[1], int(sys.argv[2])
+sync_sizes = [int(s) for s in sys.argv[3].split()]
+sizes = [int(s) for s in sys.argv[4:]]
 checks = ["discarded-copy", "redundant-chain", "repeated-module-move", "copy-in-loop",
           "create-then-move", "host-sync-in-loop"]
 args = ["--", "-std=c++17", "-isystem", os.path.abspath("tests/analyzer/mock")]
@@ -75,20 +83,56 @@ def cpu_seconds(cmd):
 configs = {"parse-only": "-*,objc-forbidden-subclassing"}
 configs.update({c: f"-*,devcopy-{c}" for c in checks})
 tmp = tempfile.mkdtemp(prefix="devcopy-scaling-")
-print(f"{'statements':>10} {'parse s':>8} " + " ".join(f"{c:>20}" for c in checks))
-print(f"{'':>10} {'':>8} " + " ".join(f"{'us/stmt above parse':>20}" for c in checks))
-for n in sizes:
-    path = os.path.join(tmp, f"loop_{n}.cpp")
-    with open(path, "w") as f:
-        f.write(source(n))
-    best = {}
-    for _ in range(reps):
-        for name, globs in configs.items():  # side by side: alternate per repetition
-            t = cpu_seconds([tidy, f"--checks={globs}", "--quiet", path] + args)
-            best[name] = min(best.get(name, t), t)
-    parse = best["parse-only"]
-    cells = [f"{max(0.0, best[c] - parse) / n * 1e6:20.1f}" for c in checks]
-    print(f"{n:>10} {parse:8.2f} " + " ".join(cells), flush=True)
-    os.unlink(path)
+
+
+def sweep(title, sizes, make):
+    """Prints, per size, the parse time and each check's CPU time above it
+    per statement."""
+    print(title)
+    print(f"{'statements':>10} {'parse s':>8} " + " ".join(f"{c:>20}" for c in checks))
+    print(f"{'':>10} {'':>8} " + " ".join(f"{'us/stmt above parse':>20}" for c in checks))
+    for n in sizes:
+        path = os.path.join(tmp, f"loop_{n}.cpp")
+        with open(path, "w") as f:
+            f.write(make(n))
+        best = {}
+        for _ in range(reps):
+            for name, globs in configs.items():  # side by side: alternate per repetition
+                t = cpu_seconds([tidy, f"--checks={globs}", "--quiet", path] + args)
+                best[name] = min(best.get(name, t), t)
+        parse = best["parse-only"]
+        cells = [f"{max(0.0, best[c] - parse) / n * 1e6:20.1f}" for c in checks]
+        print(f"{n:>10} {parse:8.2f} " + " ".join(cells), flush=True)
+        os.unlink(path)
+
+
+def syncs(statement):
+    """A loop of n host reads, statement(k) each."""
+    def make(n):
+        body = "\n".join(f"    {statement(k)}" for k in range(n))
+        decls = "\n".join(f"  torch::Tensor t{k} = torch::zeros({{8}}, torch::kCUDA);"
+                          for k in range(64))
+        return f"""#include <torch/torch.h>
+float read(torch::Tensor t, int steps) {{
+  torch::Device d(torch::kCUDA);
+{decls}
+  float s = 0;
+  for (int i = 0; i < steps; ++i) {{
+{body}
+  }}
+  return s;
+}}
+"""
+    return make
+
+
+sweep("mixed loop body", sizes, source)
+if sync_sizes:
+    sweep("\nmany syncs: s += t.item<float>();", sync_sizes,
+          syncs(lambda k: "s += t.item<float>();"))
+    sweep("\nmany syncs: s += t.to(d).sum().item<float>();", sync_sizes,
+          syncs(lambda k: "s += t.to(d).sum().item<float>();"))
+    sweep("\nmany syncs: s += tK.item<float>(); over 64 tensors", sync_sizes,
+          syncs(lambda k: f"s += t{k % 64}.item<float>();"))
 os.rmdir(tmp)
 PY

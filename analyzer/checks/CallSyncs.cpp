@@ -3,6 +3,7 @@
 #include "LoopFacts.h"
 #include "SyncElements.h"
 #include "TorchMatchers.h"
+#include "Unevaluated.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
@@ -57,18 +58,26 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
   auto Call = callExpr(unless(cxxMemberCallExpr(callee(
                            cxxMethodDecl(ofClass(matchers::tensorRecord()))))))
                   .bind("call");
-  if (std::optional<CallSync> Elements = elementReads(*Body, Ctx))
+  // Every call: no branch around it (runsOnEveryCall), and no early return
+  // before it (post-dominance in the function's CFG).
+  FunctionFlow &Flow = Flows.of({&FD, Body}, Ctx);
+  auto EveryCall = [&](const Stmt &S) {
+    return runsOnEveryCall(S, *Body, Ctx) && Flow.runsWheneverCalled(S);
+  };
+  if (std::optional<CallSync> Elements = elementReads(*Body, Flow, Ctx))
     return Elements;
   LoopInvariance Inv(*Body, Ctx);
   SyncUses Uses(*Body, Inv, Ctx);
   // Statements in source order: the first sync or syncing call met is the
   // one reported.
-  for (const auto &M : match(findAll(expr(anyOf(Read, Call))), *Body, Ctx)) {
+  for (const auto &M :
+       match(findAll(expr(anyOf(Read, Call), unless(matchers::unevaluated()))),
+             *Body, Ctx)) {
     if (const auto *Sync = M.getNodeAs<CXXMemberCallExpr>("sync")) {
       llvm::StringRef Method = Sync->getMethodDecl()->getName();
       if (Method == "to" && describeCopy(*Sync, Ctx).Device != DeviceKind::CPU)
         continue;
-      if (!runsOnEveryCall(*Sync, *Body, Ctx))
+      if (!EveryCall(*Sync))
         continue;
       ValueUse U = Uses.classify(Sync);
       if (U.Kind == UseKind::Needed && !U.Returned)
@@ -80,7 +89,7 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
           U.Kind, U.Returned};
     }
     const auto *C = M.getNodeAs<CallExpr>("call");
-    if (!C || !runsOnEveryCall(*C, *Body, Ctx))
+    if (!C || !EveryCall(*C))
       continue;
     if (std::optional<CallSync> Inner = of(C->getDirectCallee(), Ctx)) {
       if (!Inner->Returned)
@@ -99,18 +108,19 @@ std::optional<CallSync> CallSyncs::summarize(const FunctionDecl &FD,
 
 /// Several elements of one local tensor read with item() on every call, the
 /// tensor unchanged between them: each read waits for the device.
-std::optional<CallSync> CallSyncs::elementReads(const Stmt &Body,
-                                                ASTContext &Ctx) {
+std::optional<CallSync>
+CallSyncs::elementReads(const Stmt &Body, FunctionFlow &Flow, ASTContext &Ctx) {
   auto Read = matchers::tensorMethodCall({"item"}, "sync");
   llvm::MapVector<const VarDecl *, CallSync> Reads; // in source order
-  for (const auto &M : match(findAll(expr(Read)), Body, Ctx)) {
+  for (const auto &M :
+       match(findAll(expr(Read, unless(matchers::unevaluated()))), Body, Ctx)) {
     const auto *Sync = M.getNodeAs<CXXMemberCallExpr>("sync");
     const Expr *Recv = ignoreConversions(M.getNodeAs<Expr>("sync.recv"));
     const Expr *Base = ignoreConversions(subscriptBase(Recv));
     const auto *Ref = llvm::dyn_cast_or_null<DeclRefExpr>(Base);
     const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
     if (Base == Recv || !VD || !VD->hasLocalStorage() ||
-        !runsOnEveryCall(*Sync, Body, Ctx))
+        !runsOnEveryCall(*Sync, Body, Ctx) || !Flow.runsWheneverCalled(*Sync))
       continue;
     CallSync &S = Reads[VD];
     if (!S.Sync || Ctx.getSourceManager().isBeforeInTranslationUnit(

@@ -4,6 +4,7 @@
 // of calls with a body in this unit (recursion ends the chain).
 #pragma once
 
+#include "FunctionFlow.h"
 #include "SyncUse.h"
 #include "clang/AST/Decl.h"
 #include "llvm/ADT/DenseMap.h"
@@ -29,7 +30,10 @@ class CallSyncs {
 public:
   /// What calling \p FD syncs on every call, if anything.
   std::optional<CallSync> of(const FunctionDecl *FD, ASTContext &Ctx);
-  void clear() { Map.clear(); }
+  void clear() {
+    Map.clear();
+    Flows.clear();
+  }
 
   /// A function of the user's code with a body in this unit (not LibTorch's
   /// or the standard library's).
@@ -38,8 +42,10 @@ public:
 
 private:
   std::optional<CallSync> summarize(const FunctionDecl &FD, ASTContext &Ctx);
-  std::optional<CallSync> elementReads(const Stmt &Body, ASTContext &Ctx);
+  std::optional<CallSync> elementReads(const Stmt &Body, FunctionFlow &Flow,
+                                       ASTContext &Ctx);
   llvm::DenseMap<const FunctionDecl *, std::optional<CallSync>> Map;
+  FunctionFlowCache Flows;
 };
 
 /// The sync's description for messages ("reading 'x' with item() copies it

@@ -6,6 +6,7 @@
 #include "CopyInLoopCheck.h"
 #include "FunctionFlow.h"
 #include "TorchMatchers.h"
+#include "Unevaluated.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -81,8 +82,10 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     return sameEachIteration(A, *L->Loop, Inv, Ctx) ||
            (!isTensorType(A->getType()) && Inv.isInvariant(A));
   };
-  auto Copies = findAll(expr(matchers::tensorMethodCall(
-      {"to", "cpu", "cuda", "toType", "type_as"}, "copy")));
+  auto Copies =
+      findAll(expr(matchers::tensorMethodCall(
+                       {"to", "cpu", "cuda", "toType", "type_as"}, "copy"),
+                   unless(matchers::unevaluated())));
   for (const BoundNodes &N : match(Copies, *Def->getBody(), Ctx)) {
     const auto *Copy = N.getNodeAs<CXXMemberCallExpr>("copy");
     const auto *Ref = llvm::dyn_cast<DeclRefExpr>(
@@ -90,7 +93,8 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     const auto *Tensor =
         Ref ? llvm::dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
     if (!Tensor || Tensor->getDeclContext() != Def ||
-        !runsOnEveryCall(*Copy, *Def->getBody(), Ctx))
+        !runsOnEveryCall(*Copy, *Def->getBody(), Ctx) ||
+        !Loops.flows().of({Def, Def->getBody()}, Ctx).runsWheneverCalled(*Copy))
       continue;
     llvm::SmallVector<const ParmVarDecl *, 4> Params{Tensor};
     if (!llvm::all_of(Copy->arguments(),

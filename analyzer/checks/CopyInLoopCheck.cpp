@@ -1,4 +1,5 @@
 #include "CopyInLoopCheck.h"
+#include "DiscardedValue.h"
 #include "TorchMatchers.h"
 #include "clang/AST/StmtCXX.h"
 
@@ -294,6 +295,10 @@ void CopyInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Call || !Recv)
     return;
   ASTContext &Ctx = *Result.Context;
+  // `x.to(d);` as a statement: devcopy-discarded-copy reports it (assign the
+  // result or remove the call; hoisting a dropped copy fixes nothing).
+  if (isDiscardedValue(*Call, Ctx))
+    return;
   // The innermost loop in which neither the tensor nor the target changes,
   // and that runs the copy on every iteration (the guards met on the way
   // must not change there either).

@@ -1,5 +1,6 @@
 #include "CreateThenMoveCheck.h"
 #include "LoopFacts.h"
+#include "SafeFixes.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Lex/Lexer.h"
@@ -305,7 +306,7 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   const LangOptions &LO = Ctx.getLangOpts();
   SourceLocation RecvEnd = Lexer::getLocForEndOfToken(
       Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
-  llvm::SmallVector<FixItHint, 2> Hints;
+  llvm::SmallVector<FixItHint, 3> Fixes;
   if (OptArg) {
     if (PassOptions)
       return; // two sets of options to merge: left to the reader
@@ -314,7 +315,7 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     Text = isTensorOptionsType(Written->getType())
                ? Text + ".device(" + Dev + ")"
                : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
-    Hints.push_back(
+    Fixes.push_back(
         FixItHint::CreateReplacement(Written->getSourceRange(), Text));
   } else {
     // Every parameter before the options must be written to append it.
@@ -322,17 +323,20 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
       return;
     std::string Text =
         PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
-    Hints.push_back(
-        OptIdx == 0
-            ? FixItHint::CreateInsertion(Factory->getRParenLoc(), Text)
-            : FixItHint::CreateInsertion(
-                  Lexer::getLocForEndOfToken(
-                      Factory->getArg(OptIdx - 1)->getEndLoc(), 0, SM, LO),
-                  ", " + Text));
+    if (OptIdx == 0)
+      Fixes.push_back(
+          FixItHint::CreateInsertion(Factory->getRParenLoc(), Text));
+    else
+      Fixes.push_back(FixItHint::CreateInsertion(
+          Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(),
+                                     0, SM, LO),
+          ", " + Text));
   }
-  Hints.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
+  Fixes.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
       RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO))));
-  fix(D, Move->getExprLoc(), Suggest, Hints);
+  // A comment or a directive in the removed text, or a macro edge: no fix.
+  if (areSafeFixes(Fixes, Ctx))
+    fix(D, Move->getExprLoc(), Suggest, Fixes);
 }
 
 void CreateThenMoveCheck::checkOptionsRead(const CXXMemberCallExpr &Read,

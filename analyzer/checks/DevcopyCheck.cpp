@@ -1,4 +1,5 @@
 #include "DevcopyCheck.h"
+#include "Unevaluated.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Preprocessor.h"
@@ -130,6 +131,11 @@ void DevcopyCheck::registerMatchers(MatchFinder *Finder) {
 void DevcopyCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *TU = Result.Nodes.getNodeAs<TranslationUnitDecl>("devcopy.tu");
   if (!TU) {
+    // Code in sizeof, decltype, static_assert, ... never runs.
+    for (const auto &[Id, Node] : Result.Nodes.getMap())
+      if ((Node.get<Stmt>() || Node.get<VarDecl>()) &&
+          isUnevaluated(Node, *Result.Context))
+        return;
     checkMatch(Result);
     return;
   }

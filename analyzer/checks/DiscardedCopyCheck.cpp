@@ -1,4 +1,6 @@
 #include "DiscardedCopyCheck.h"
+#include "DiscardedValue.h"
+#include "SafeFixes.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 
@@ -52,9 +54,9 @@ const FunctionDecl *inPlaceForm(const FunctionDecl &FD, unsigned Args,
 } // namespace
 
 void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
-  // The call is the whole statement (through the temporaries a returned
-  // Tensor leaves behind). `(void)x.to(d)` says the discard is intended.
-  auto Discarded = expr(ignoringImplicit(
+  // The call's value is dropped where it stands (DiscardedValue.h).
+  // `(void)x.to(d)` says the discard is intended.
+  auto Discarded =
       anyOf(matchers::copyCall("copy"),
             cxxMemberCallExpr(callee(cxxMethodDecl(isNewTensorMethod())),
                               on(expr().bind("op.recv")))
@@ -62,23 +64,23 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
             callExpr(callee(functionDecl(isNewTensorFunction())),
                      hasArgument(0, matchers::tensorExpr()),
                      unless(cxxMemberCallExpr()), unless(cxxOperatorCallExpr()))
-                .bind("op"))));
+                .bind("op"));
   // A read of item() as a statement: the host waits for a value it drops.
-  auto DroppedRead = expr(ignoringImplicit(
+  auto DroppedRead =
       cxxMemberCallExpr(
           callee(cxxMethodDecl(hasName("item"),
                                ofClass(matchers::tensorRecord()))),
           on(expr().bind("read.recv")))
-          .bind("read")));
+          .bind("read");
   // `(a * b);`: arithmetic on tensors whose result is dropped.
   auto Arith =
       cxxOperatorCallExpr(hasAnyOverloadedOperatorName("+", "-", "*", "/"),
                           hasType(cxxRecordDecl(matchers::tensorRecord())),
                           hasAnyArgument(matchers::tensorExpr()))
           .bind("arith");
-  auto DroppedArith = expr(
-      ignoringImplicit(anyOf(Arith, parenExpr(has(ignoringImplicit(Arith))))));
-  auto Dropped = expr(anyOf(Discarded, DroppedRead, DroppedArith));
+  Finder->addMatcher(
+      expr(anyOf(Discarded, DroppedRead, Arith), matchers::discardedValue()),
+      this);
   // A copy made only to read its options (`x.to(torch::kLong).options()`);
   // a fresh factory's is devcopy-create-then-move's.
   Finder->addMatcher(
@@ -87,12 +89,6 @@ void DiscardedCopyCheck::registerCheckMatchers(MatchFinder *Finder) {
                                ofClass(matchers::tensorRecord()))),
           on(ignoringImplicit(matchers::copyCall("copy"))))
           .bind("optread"),
-      this);
-  Finder->addMatcher(
-      stmt(anyOf(compoundStmt(forEach(Dropped), unless(hasParent(stmtExpr()))),
-                 ifStmt(eachOf(hasThen(Dropped), hasElse(Dropped))),
-                 forStmt(hasBody(Dropped)), whileStmt(hasBody(Dropped)),
-                 doStmt(hasBody(Dropped)), cxxForRangeStmt(hasBody(Dropped)))),
       this);
   // A local initialised from a copy that nothing ever reads.
   Finder->addMatcher(
@@ -199,10 +195,13 @@ void DiscardedCopyCheck::checkOptionsRead(const CXXMemberCallExpr &Read,
   if (Method == "options" && T.Method == "to" && writtenArgs(Copy) == 1 &&
       T.changesDType() && !T.changesDevice() &&
       !Read.getBeginLoc().isMacroID() && !Read.getEndLoc().isMacroID())
-    D << FixItHint::CreateReplacement(
-        SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
-        sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
-            sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")");
+    addSafeFixes(
+        D,
+        {FixItHint::CreateReplacement(
+            SourceRange(Read.getBeginLoc(), Read.getEndLoc()),
+            sourceText(ignoreConversions(Base), Ctx) + ".options().dtype(" +
+                sourceText(ignoreConversions(Copy.getArg(0)), Ctx) + ")")},
+        Ctx);
 }
 
 void DiscardedCopyCheck::checkDiscardedOp(const CallExpr &Op, const Expr *Recv,

@@ -151,6 +151,17 @@ FunctionFlow &FunctionFlowCache::of(const FunctionBody &F, ASTContext &Ctx) {
   return *Slot;
 }
 
+bool FunctionFlow::runsWheneverCalled(const Stmt &S) {
+  if (!TheCFG)
+    return true;
+  if (!PostDominators) {
+    Blocks = std::make_unique<utils::StmtToBlockMap>(TheCFG.get(), Ctx);
+    PostDominators = std::make_unique<CFGPostDomTree>(TheCFG.get());
+  }
+  const CFGBlock *B = Blocks->blockContainingStmt(&S);
+  return !B || PostDominators->dominates(B, &TheCFG->getEntry());
+}
+
 /// \p S runs on every call of the function whose body is \p Body: no branch,
 /// loop, handler or lambda between them.
 bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx) {

@@ -5,6 +5,7 @@
 
 #include "clang-tidy/utils/ExprSequence.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/Analysis/Analyses/Dominators.h"
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/DenseMap.h"
 #include <memory>
@@ -37,6 +38,11 @@ public:
   /// without a CFG.
   bool inSequence(const Stmt *Before, const Stmt *After) const;
   const CFG *cfg() const { return TheCFG.get(); }
+  /// \p S runs whenever the function does: its CFG block post-dominates the
+  /// entry. After `if (!log) return 0;` the rest of the body runs only on
+  /// the calls that pass the guard. True without a CFG (the parent chain,
+  /// runsOnEveryCall, decides alone).
+  bool runsWheneverCalled(const Stmt &S);
 
 private:
   bool shiftSequenced(const Stmt *Before, const Stmt *After) const;
@@ -44,6 +50,8 @@ private:
   ASTContext *Ctx = nullptr;
   std::unique_ptr<CFG> TheCFG;
   std::unique_ptr<utils::ExprSequence> Sequence;
+  std::unique_ptr<utils::StmtToBlockMap> Blocks;
+  std::unique_ptr<CFGPostDomTree> PostDominators;
   llvm::DenseMap<const Stmt *, bool> Repeats;
 };
 

@@ -1,4 +1,5 @@
 #include "HostSyncInLoopCheck.h"
+#include "DiscardedValue.h"
 #include "SyncElements.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ASTUtils.h"
@@ -7,43 +8,6 @@
 using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
-
-namespace {
-
-/// True when `E` is a statement of its own whose value nothing reads, in the
-/// positions devcopy-discarded-copy matches (a block's statement, not a
-/// statement expression's value; the body of if/for/while/do).
-bool droppedByStatement(const Expr &E, ASTContext &Ctx) {
-  const Stmt *Cur = &E;
-  const Stmt *P = nullptr;
-  while (true) { // up through what ignoringImplicit() looks through
-    DynTypedNodeList Parents = Ctx.getParents(*Cur);
-    P = Parents.size() == 1 ? Parents[0].get<Stmt>() : nullptr;
-    if (!P || !isa<ExprWithCleanups, CXXBindTemporaryExpr,
-                   MaterializeTemporaryExpr, ImplicitCastExpr>(P))
-      break;
-    Cur = P;
-  }
-  if (!P)
-    return false;
-  if (isa<CompoundStmt>(P)) {
-    DynTypedNodeList Up = Ctx.getParents(*P);
-    return Up.size() != 1 || !Up[0].get<StmtExpr>();
-  }
-  if (const auto *If = dyn_cast<IfStmt>(P))
-    return If->getThen() == Cur || If->getElse() == Cur;
-  if (const auto *For = dyn_cast<ForStmt>(P))
-    return For->getBody() == Cur;
-  if (const auto *RF = dyn_cast<CXXForRangeStmt>(P))
-    return RF->getBody() == Cur;
-  if (const auto *W = dyn_cast<WhileStmt>(P))
-    return W->getBody() == Cur;
-  if (const auto *Do = dyn_cast<DoStmt>(P))
-    return Do->getBody() == Cur;
-  return false;
-}
-
-} // namespace
 
 void HostSyncInLoopCheck::registerCheckMatchers(MatchFinder *Finder) {
   auto Main = matchers::isInMainFileCode();
@@ -89,7 +53,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
     // line (remove the call, and the sync goes with it). One finding for one
     // mistake; a dropped `equal()` (a bool, not a copy) stays ours.
     if ((Method == "item" || Method == "cpu" || Method == "to") &&
-        droppedByStatement(*Call, Ctx))
+        isDiscardedValue(*Call, Ctx))
       return;
     Sync = Call;
     Recv = Result.Nodes.getNodeAs<Expr>("sync.recv");
@@ -182,7 +146,7 @@ void HostSyncInLoopCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   if (!Typical)
     return;
   if (CopiesData)
-    Reads[L->Loop].push_back({Sync, Recv});
+    Reads[L->Loop][readKey(*Recv, Ctx)].push_back({Sync, Recv});
 
   // One element per iteration of a tensor that does not change in the loop,
   // or a value computed afresh from one.
@@ -325,6 +289,9 @@ const Expr *HostSyncInLoopCheck::earlierRead(
   auto It = Reads.find(&Loop);
   if (It == Reads.end())
     return nullptr;
+  auto Same = It->second.find(readKey(Recv, Ctx));
+  if (Same == It->second.end())
+    return nullptr;
   FunctionFlow *Flow = Loops.flows().around(Loop, Ctx);
   if (!Flow)
     return nullptr;
@@ -334,7 +301,7 @@ const Expr *HostSyncInLoopCheck::earlierRead(
   auto Refs = ast_matchers::match(
       ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value,
       Ctx);
-  for (const auto &[First, FirstRecv] : It->second) {
+  for (const auto &[First, FirstRecv] : Same->second) {
     SameValue =
         utils::areStatementsIdentical(ignoreConversions(FirstRecv), Value, Ctx);
     // Two elements of one tensor (`b[0].item()`, `b[1].item()`) are two
@@ -351,11 +318,10 @@ const Expr *HostSyncInLoopCheck::earlierRead(
     bool Changed = llvm::any_of(Refs, [&](const ast_matchers::BoundNodes &N) {
       const auto *VD =
           llvm::dyn_cast<VarDecl>(N.getNodeAs<DeclRefExpr>("r")->getDecl());
-      if (!VD)
+      if (!VD || !Inv.isMutatedInLoop(VD))
         return false;
-      return llvm::any_of(Inv.refsTo(VD), [&](const DeclRefExpr *Ref) {
-        return Inv.refMutates(Ref) && !Flow->inSequence(Ref, A) &&
-               !Flow->inSequence(B, Ref);
+      return llvm::any_of(Inv.mutatingRefsTo(VD), [&](const DeclRefExpr *Ref) {
+        return !Flow->inSequence(Ref, A) && !Flow->inSequence(B, Ref);
       });
     });
     if (!Changed) {
@@ -365,6 +331,14 @@ const Expr *HostSyncInLoopCheck::earlierRead(
     }
   }
   return nullptr;
+}
+
+unsigned HostSyncInLoopCheck::readKey(const Expr &Recv, ASTContext &Ctx) {
+  // Equal for two reads of one value or of two elements of one tensor (the
+  // comparison earlierRead makes), so a read meets only those.
+  llvm::FoldingSetNodeID ID;
+  subscriptBase(&Recv)->Profile(ID, Ctx, /*Canonical=*/false);
+  return ID.ComputeHash();
 }
 
 void HostSyncInLoopCheck::onEndOfTranslationUnit() {

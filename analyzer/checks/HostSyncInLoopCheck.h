@@ -60,10 +60,12 @@ private:
 
   LoopInvarianceCache Loops;
   CallSyncs Calls;
-  /// Reads run on every iteration, per loop, in the order they were met.
-  llvm::DenseMap<const Stmt *,
-                 llvm::SmallVector<std::pair<const Expr *, const Expr *>, 4>>
-      Reads;
+  /// The bucket of Reads a read of \p Recv goes to.
+  static unsigned readKey(const Expr &Recv, ASTContext &Ctx);
+  /// Reads run on every iteration (the read, its receiver), per loop and
+  /// per tensor read (readKey), in the order they were met.
+  using ReadList = llvm::SmallVector<std::pair<const Expr *, const Expr *>, 2>;
+  llvm::DenseMap<const Stmt *, llvm::DenseMap<unsigned, ReadList>> Reads;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   SyncUses::TrainingFunctions Trains;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;

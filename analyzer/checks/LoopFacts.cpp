@@ -201,6 +201,17 @@ llvm::ArrayRef<const DeclRefExpr *> LoopInvariance::refsTo(const VarDecl *VD) {
   return It->second;
 }
 
+llvm::ArrayRef<const DeclRefExpr *>
+LoopInvariance::mutatingRefsTo(const VarDecl *VD) {
+  if (auto It = Mutating.find(VD); It != Mutating.end())
+    return It->second;
+  llvm::SmallVector<const DeclRefExpr *, 2> Found;
+  for (const DeclRefExpr *R : refsTo(VD))
+    if (refMutates(R))
+      Found.push_back(R);
+  return Mutating[VD] = std::move(Found);
+}
+
 bool LoopInvariance::isMutatedInLoop(const VarDecl *VD) {
   if (auto It = Mutated.find(VD); It != Mutated.end())
     return It->second;

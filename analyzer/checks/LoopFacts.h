@@ -81,6 +81,8 @@ public:
   llvm::ArrayRef<const DeclRefExpr *> refsTo(const VarDecl *VD);
   /// \p Ref (a reference inside the loop) changes its variable there.
   bool refMutates(const DeclRefExpr *Ref);
+  /// The references of refsTo(VD) that change it (refMutates), once.
+  llvm::ArrayRef<const DeclRefExpr *> mutatingRefsTo(const VarDecl *VD);
 
 private:
   bool isInvariantStmt(const Stmt *S, unsigned Depth);
@@ -106,6 +108,8 @@ private:
       Refs;
   llvm::DenseMap<const VarDecl *, bool> Cache;
   llvm::DenseMap<const VarDecl *, bool> Mutated;
+  llvm::DenseMap<const VarDecl *, llvm::SmallVector<const DeclRefExpr *, 2>>
+      Mutating;
 };
 
 /// One LoopInvariance per loop and one FunctionFlow per function, kept for

@@ -1,4 +1,5 @@
 #include "RedundantChainCheck.h"
+#include "SafeFixes.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 
@@ -185,7 +186,9 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
                                       "second '%2()' does nothing: remove it")
              << X << describeDestination(O) << O.Method;
     if (!inMacro(Outer))
-      D << FixItHint::CreateReplacement(Whole, sourceText(&Inner, Ctx));
+      addSafeFixes(
+          D, {FixItHint::CreateReplacement(Whole, sourceText(&Inner, Ctx))},
+          Ctx);
     return;
   }
   // x.clone().to(d) / x.to(d).clone(): one call with copy=true does both.
@@ -203,10 +206,13 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
              << X << I.Method << O.Method << describeDestination(M)
              << (Detach ? std::string(" and 'detach()'") : std::string());
     if (M.Method == "to" && writtenArgs(Move) == 1 && !inMacro(Outer))
-      D << FixItHint::CreateReplacement(
-          Whole, RecvText + ".to(" + sourceText(Move.getArg(0), Ctx) +
-                     ", /*non_blocking=*/false, /*copy=*/true)" +
-                     (Detach ? ".detach()" : ""));
+      addSafeFixes(
+          D,
+          {FixItHint::CreateReplacement(
+              Whole, RecvText + ".to(" + sourceText(Move.getArg(0), Ctx) +
+                         ", /*non_blocking=*/false, /*copy=*/true)" +
+                         (Detach ? ".detach()" : ""))},
+          Ctx);
     return;
   }
   if (Detach)
@@ -234,9 +240,11 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
   const Expr *DevArg = singleDeviceArg(Inner, I);
   const Expr *TypeArg = singleDTypeArg(Outer, O);
   if (DevArg && TypeArg && !inMacro(Outer))
-    D << FixItHint::CreateReplacement(
-        Whole, RecvText + ".to(" + sourceText(DevArg, Ctx) + ", " +
-                   sourceText(TypeArg, Ctx) + ")");
+    addSafeFixes(D,
+                 {FixItHint::CreateReplacement(
+                     Whole, RecvText + ".to(" + sourceText(DevArg, Ctx) + ", " +
+                                sourceText(TypeArg, Ctx) + ")")},
+                 Ctx);
 }
 
 void RedundantChainCheck::checkCompareTrip(const CXXMemberCallExpr &Down,
@@ -283,9 +291,11 @@ void RedundantChainCheck::checkCopyInto(const CXXMemberCallExpr &Inner,
                 "'%0' directly")
            << X << describeDestination(I);
   if (!I.NonBlocking && !inMacro(Inner))
-    D << FixItHint::CreateReplacement(
-        SourceRange(Inner.getBeginLoc(), Inner.getEndLoc()),
-        sourceText(ignoreConversions(&Recv), Ctx));
+    addSafeFixes(D,
+                 {FixItHint::CreateReplacement(
+                     SourceRange(Inner.getBeginLoc(), Inner.getEndLoc()),
+                     sourceText(ignoreConversions(&Recv), Ctx))},
+                 Ctx);
 }
 
 } // namespace clang::tidy::devcopy

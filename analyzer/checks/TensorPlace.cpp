@@ -109,6 +109,15 @@ llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD,
   return Defs;
 }
 
+llvm::ArrayRef<Definition> TensorPlaces::definitionsOf(const VarDecl *VD) {
+  auto [It, New] = Definitions.try_emplace(VD);
+  if (New) {
+    llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
+    It->second.assign(Defs.begin(), Defs.end());
+  }
+  return It->second;
+}
+
 Place TensorPlaces::orProgram(Place P) {
   return P == Place::Unknown && programOnHost() ? Place::Host : P;
 }
@@ -178,7 +187,7 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
   if (const auto *P = llvm::dyn_cast<ParmVarDecl>(VD)) {
     // A parameter the function never rebinds holds what its callers pass.
     bool Rebound = FD && FD->getBody() &&
-                   llvm::any_of(definitions(VD, Ctx), [&](const Definition &D) {
+                   llvm::any_of(definitionsOf(VD), [&](const Definition &D) {
                      return D.At != P->getDefaultArg() &&
                             D.At != P->getUninstantiatedDefaultArg();
                    });
@@ -191,7 +200,7 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
     CycleUse[VD] = Use;
     return Place::Unknown;
   }
-  llvm::SmallVector<Definition, 4> Defs = definitions(VD, Ctx);
+  llvm::ArrayRef<Definition> Defs = definitionsOf(VD);
   FunctionFlow *Flow = flowOf(FD);
   const CFGBlock *UseBlock =
       Flow ? Flow->Blocks->blockContainingStmt(Use) : nullptr;

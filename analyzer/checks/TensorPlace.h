@@ -34,6 +34,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace clang {
 class ASTContext;
@@ -41,6 +42,7 @@ class FunctionDecl;
 class ParmVarDecl;
 class VarDecl;
 namespace tidy::devcopy {
+struct Definition;
 
 enum class Place { Unknown, Host, Accelerator };
 
@@ -71,6 +73,14 @@ public:
   /// else unknown (a function called from another file, or not at all).
   Place ofParameter(const ParmVarDecl *P);
 
+  /// The value of a condition that never changes: a constant, or a local
+  /// whose only definition is a constant initialiser (`bool cpu_only =
+  /// true;`, never assigned, incremented or passed by reference), through
+  /// `!`, `&&`, `||` and comparisons with constants. nullopt otherwise.
+  std::optional<bool> constantCondition(const Expr *Cond);
+  /// \p S is in a branch of an `if` whose constantCondition never takes it.
+  bool inBranchNeverTaken(const Stmt &S);
+
   /// True when the main file is fixed to the CPU: it chooses a host device
   /// itself (`torch::Device device(torch::kCPU)`, a constant `cpu_only` flag
   /// choosing kCPU), no device expression of it evaluates to an accelerator
@@ -87,6 +97,9 @@ private:
   std::optional<Place> variableDevice(const VarDecl *VD, unsigned Depth);
   Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
   FunctionFlow *flowOf(const FunctionDecl *FD);
+  /// definitions(VD), collected once per variable: a query per read would
+  /// walk the function again for each (quadratic in a long loop).
+  llvm::ArrayRef<Definition> definitionsOf(const VarDecl *VD);
   // TensorPlaceElements.cpp
   /// Where the tensors a container holds live (`dets` in `dets[0].item()`,
   /// a `std::vector<Tensor>` or another standard sequence of tensors): where
@@ -116,6 +129,7 @@ private:
   llvm::DenseMap<const VarDecl *, const Expr *> CycleUse;
   llvm::SmallPtrSet<const VarDecl *, 8> Reentered;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<FunctionFlow>> Flows;
+  llvm::DenseMap<const VarDecl *, std::vector<Definition>> Definitions;
   /// Containers and functions returning containers: their elements' place
   /// (Unknown while in progress, so recursion ends).
   llvm::DenseMap<const VarDecl *, Place> ElementVars;

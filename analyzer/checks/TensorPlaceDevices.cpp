@@ -85,10 +85,9 @@ std::optional<Place> TensorPlaces::deviceOf(const Expr *E, unsigned Depth) {
   if (const auto *FC = llvm::dyn_cast<CXXFunctionalCastExpr>(E))
     return deviceOf(FC->getSubExpr(), Depth + 1);
   if (const auto *CO = llvm::dyn_cast<ConditionalOperator>(E)) {
-    bool Cond = false;
-    if (!CO->getCond()->isValueDependent() &&
-        CO->getCond()->EvaluateAsBooleanCondition(Cond, Ctx))
-      return deviceOf(Cond ? CO->getTrueExpr() : CO->getFalseExpr(), Depth + 1);
+    if (std::optional<bool> Cond = constantCondition(CO->getCond()))
+      return deviceOf(*Cond ? CO->getTrueExpr() : CO->getFalseExpr(),
+                      Depth + 1);
     return joinDevices(
         deviceOf(CO->getTrueExpr(), Depth + 1).value_or(Place::Unknown),
         deviceOf(CO->getFalseExpr(), Depth + 1).value_or(Place::Unknown));
@@ -176,7 +175,9 @@ std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD,
     return Place::Unknown;
   std::optional<Place> Result;
   bool First = true;
-  for (const Definition &D : definitions(VD, Ctx)) {
+  for (const Definition &D : definitionsOf(VD)) {
+    if (D.At != VD->getInit() && inBranchNeverTaken(*D.At))
+      continue; // `if (!cpu_only) device = kCUDA;` with cpu_only constant
     std::optional<Place> P =
         D.Value ? deviceOf(D.Value, Depth + 1) : Place::Unknown;
     Result = First ? P : joinDevices(Result, P);
@@ -194,8 +195,9 @@ namespace {
 class AcceleratorFinder : public RecursiveASTVisitor<AcceleratorFinder> {
 public:
   AcceleratorFinder(
-      llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf)
-      : PlaceOf(PlaceOf) {}
+      llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf,
+      llvm::function_ref<std::optional<bool>(const Expr *)> CondOf)
+      : PlaceOf(PlaceOf), CondOf(CondOf) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool Found = false;
   bool ChoosesHost = false;
@@ -222,6 +224,14 @@ public:
     }
     return RecursiveASTVisitor::TraverseStmt(S, Queue);
   }
+  // A branch a constant condition never takes chooses no device.
+  bool TraverseIfStmt(IfStmt *If, DataRecursionQueue *Queue = nullptr) {
+    std::optional<bool> V = CondOf(If->getCond());
+    if (!V)
+      return RecursiveASTVisitor::TraverseIfStmt(If, Queue);
+    return TraverseStmt(If->getInit()) && TraverseStmt(If->getCond()) &&
+           TraverseStmt(*V ? If->getThen() : If->getElse());
+  }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *MC) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     if (MD && MD->getIdentifier() && MD->getName() == "cuda")
@@ -231,6 +241,7 @@ public:
 
 private:
   llvm::function_ref<std::optional<Place>(const Expr *)> PlaceOf;
+  llvm::function_ref<std::optional<bool>(const Expr *)> CondOf;
 };
 } // namespace
 
@@ -241,7 +252,8 @@ bool TensorPlaces::programOnHost() {
     return false;
   ComputingOnHost = true;
   auto PlaceOf = [this](const Expr *E) { return deviceOf(E, 0); };
-  AcceleratorFinder Finder(PlaceOf);
+  auto CondOf = [this](const Expr *E) { return constantCondition(E); };
+  AcceleratorFinder Finder(PlaceOf, CondOf);
   const SourceManager &SM = Ctx.getSourceManager();
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
     if (D->isImplicit() ||
