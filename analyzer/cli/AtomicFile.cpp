@@ -79,6 +79,10 @@ llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
   bool exists = !fs::status(path, st) && fs::exists(st);
   if (exists && !fs::real_path(path, real))
     f.target_ = std::string(real);
+  // Absolute, so that a change of directory before the commit (clang's
+  // tooling enters each unit's directory) renames into the folder named.
+  if (!exists && !fs::make_absolute(real = path))
+    f.target_ = std::string(real);
   if (exists && fs::is_directory(st))
     return fileError(path, "it is a directory");
   if (exists && !fs::is_regular_file(st)) {

@@ -21,7 +21,8 @@ def static_pages(rules_dir):
             (k.strip(), v.split("#", 1)[0].strip())
             for k, _, v in (l.partition(":") for l in m.group(1).splitlines() if ":" in l)
         ) if m else {}
-        if meta.get("kind") == "static":
+        cpp = "cpp" in meta.get("languages", "cpp python").split()
+        if meta.get("kind") == "static" and cpp:  # a Python-only rule has no C++ check
             ids.add(meta.get("id"))
             if f != meta.get("id", "") + ".md":
                 print(f"FAIL: {f} declares id {meta.get('id')!r}; the file must be named after it")

@@ -2,7 +2,7 @@
 # devcopy-clangd with no .clangd anywhere above the file: the devcopy checks
 # run (on by default, counted fast), the LSP test passes as with the project's
 # .clangd; a .clang-tidy that turns them off leaves a log line saying so.
-# Usage: no_config.sh NVIM LSP_TEST_LUA DEVCOPY_CLANGD FIXTURE MOCK README
+# Usage: no_config.sh NVIM LSP_TEST_LUA DEVCOPY_CLANGD FIXTURE MOCK EDITOR_DOC
 set -euo pipefail
 nvim=$1 lua=$2 clangd=$3 fixture=$4 mock=$5 readme=$6
 dir=$(mktemp -d /tmp/devcopy-noconfig.XXXXXX)

@@ -11,6 +11,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,8 @@ from cli_e2e import Project, check, expect_error, validate_sarif
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEVCOPY_CHECKS = sorted(os.path.basename(p)[:-3]
-                        for p in glob.glob(os.path.join(HERE, "..", "..", "rules", "devcopy-*.md")))
+                        for p in glob.glob(os.path.join(HERE, "..", "..", "rules", "devcopy-*.md"))
+                        if not re.search(r"^languages:\s*python\b", open(p, encoding="utf-8").read(), re.M))
 TABS = "#include <torch/torch.h>\nvoid tabbed(torch::Tensor t) {\n\tif (true)\n\t\tt.to(torch::kCPU, true);\n}\n"
 ENDL = "#include <iostream>\nvoid hello() { std::cout << \"hi\" << std::endl; }\n"
 HEADER = ("#include <torch/torch.h>\n"

@@ -32,7 +32,7 @@ def test_package_keeps_its_public_names_and_imports_torch_on_first_use():
                 "print(sorted(devcopy.__all__))\n"
                 "try:\n    devcopy.inspect\nexcept ImportError as e:\n    print('needs torch')\n")
     assert p.returncode == 0, p.stderr
-    names = ["Finding", "Observation", "ProbeFailure", "Report", "assert_no_discarded_copies",
+    names = ["Finding", "Observation", "ProbeFailure", "Report", "__version__", "assert_no_discarded_copies",
              "assert_no_findings", "available_memory", "check", "holders", "inspect",
              "inspect_distributed", "mark_read", "observe", "scope"]
     assert p.stdout.splitlines() == [str(sorted(names)), "needs torch"]
