@@ -37,17 +37,26 @@ private:
 
 /// Removes, once per folder and run, the temporaries of killed runs: those
 /// no live process holds locked (each run locks its own until it is done).
+/// The temporaries this process made: a POSIX lock does not keep a process
+/// from locking its own file again, so they are told apart by name.
+static std::mutex leftoversMutex;
+static std::set<std::string> &ownTemporaries() {
+  static std::set<std::string> names;
+  return names;
+}
+
 static void removeLeftovers(llvm::StringRef dir) {
-  static std::mutex mu;
   static std::set<std::string> cleaned;
-  std::lock_guard<std::mutex> lock(mu);
+  std::lock_guard<std::mutex> lock(leftoversMutex);
   if (!cleaned.insert(dir.str()).second)
     return;
   static const llvm::Regex leftover("\\.devcopy-[0-9a-f]{6}\\.tmp$");
   std::error_code ec;
   for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end;
        !ec && it != end; it.increment(ec)) {
-    if (!leftover.match(llvm::sys::path::filename(it->path())))
+    if (!leftover.match(llvm::sys::path::filename(it->path())) ||
+        ownTemporaries().count(
+            std::string(llvm::sys::path::filename(it->path()))))
       continue;
     int fd = -1;
     if (fs::openFileForReadWrite(it->path(), fd, fs::CD_OpenExisting,
@@ -109,6 +118,11 @@ llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
                                llvm::toString(temp.takeError()) + ")");
   }
   (void)fs::tryLockFile(temp->FD); // alive: not a leftover (above)
+  {
+    std::lock_guard<std::mutex> lock(leftoversMutex);
+    ownTemporaries().insert(
+        std::string(llvm::sys::path::filename(temp->TmpName)));
+  }
   if (exists) {
     f.inPlace_ = st.getLinkCount() > 1 || !takeOwner(temp->FD, st);
     fs::setPermissions(temp->FD, st.permissions()); // after fchown's clearing
