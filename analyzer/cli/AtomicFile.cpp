@@ -35,28 +35,25 @@ private:
   sigset_t previous_;
 };
 
-/// Removes, once per folder and run, the temporaries of killed runs: those
-/// no live process holds locked (each run locks its own until it is done).
-/// The temporaries this process made: a POSIX lock does not keep a process
-/// from locking its own file again, so they are told apart by name.
-static std::mutex leftoversMutex;
-static std::set<std::string> &ownTemporaries() {
-  static std::set<std::string> names;
-  return names;
-}
+/// The temporaries this process made, by name: a POSIX lock does not keep
+/// a process from locking its own file again, so the lock alone cannot tell
+/// them from a killed run's.
+static std::mutex temporariesMutex;
+static std::set<std::string> ownTemporaries;
 
+/// Removes, once per folder and run, the temporaries of killed runs: those
+/// no live process holds locked (each run locks its own until it is done)
+/// and this one did not make. Called with temporariesMutex held.
 static void removeLeftovers(llvm::StringRef dir) {
   static std::set<std::string> cleaned;
-  std::lock_guard<std::mutex> lock(leftoversMutex);
   if (!cleaned.insert(dir.str()).second)
     return;
   static const llvm::Regex leftover("\\.devcopy-[0-9a-f]{6}\\.tmp$");
   std::error_code ec;
   for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end;
        !ec && it != end; it.increment(ec)) {
-    if (!leftover.match(llvm::sys::path::filename(it->path())) ||
-        ownTemporaries().count(
-            std::string(llvm::sys::path::filename(it->path()))))
+    std::string name(llvm::sys::path::filename(it->path()));
+    if (!leftover.match(name) || ownTemporaries.count(name))
       continue;
     int fd = -1;
     if (fs::openFileForReadWrite(it->path(), fd, fs::CD_OpenExisting,
@@ -66,6 +63,22 @@ static void removeLeftovers(llvm::StringRef dir) {
       fs::remove(it->path());
     ::close(fd);
   }
+}
+
+/// A locked temporary beside \p target, known as this run's before any
+/// other thread's cleaning can see it, and registered for removal on a
+/// signal before one can land.
+static llvm::Expected<fs::TempFile> createTemporary(const std::string &target) {
+  std::lock_guard<std::mutex> lock(temporariesMutex);
+  removeLeftovers(llvm::sys::path::parent_path(target));
+  std::optional<SignalsHeld> held(std::in_place);
+  auto temp = fs::TempFile::create(target + ".devcopy-%%%%%%.tmp");
+  held.reset();
+  if (!temp)
+    return temp.takeError();
+  (void)fs::tryLockFile(temp->FD); // alive: not a leftover for other runs
+  ownTemporaries.insert(std::string(llvm::sys::path::filename(temp->TmpName)));
+  return temp;
 }
 
 /// Gives the temporary file the target's owner and group; false when that
@@ -107,21 +120,12 @@ llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
   if (exists && ((st.permissions() & fs::all_write) == 0 ||
                  fs::access(f.target_, fs::AccessMode::Write)))
     return fileError(path, "it is read-only; make it writable and run again");
-  removeLeftovers(llvm::sys::path::parent_path(f.target_));
-  std::optional<SignalsHeld> held(std::in_place); // until it is registered
-  auto temp = fs::TempFile::create(f.target_ + ".devcopy-%%%%%%.tmp");
-  held.reset();
+  auto temp = createTemporary(f.target_);
   if (!temp) {
     std::string dir(llvm::sys::path::parent_path(f.target_));
     return fileError(path, "cannot create a file in '" +
                                (dir.empty() ? "." : dir) + "' (" +
                                llvm::toString(temp.takeError()) + ")");
-  }
-  (void)fs::tryLockFile(temp->FD); // alive: not a leftover (above)
-  {
-    std::lock_guard<std::mutex> lock(leftoversMutex);
-    ownTemporaries().insert(
-        std::string(llvm::sys::path::filename(temp->TmpName)));
   }
   if (exists) {
     f.inPlace_ = st.getLinkCount() > 1 || !takeOwner(temp->FD, st);
