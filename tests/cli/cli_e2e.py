@@ -7,17 +7,15 @@ runs the real build/analyzer/devcopy on it.
 
 Usage: cli_e2e.py CASE --devcopy BIN --mock DIR [--validator BIN]
 """
-import argparse
 import json
 import os
 import pty
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
-from clitest import Failure, ProjectDir, check, run_tool
+from clitest import ProjectDir, check, run_cases, run_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -137,6 +135,8 @@ def case_text(args):
 
 def validate_sarif(args, sarif_path):
     """Microsoft's SARIF multitool; any error or warning fails."""
+    check(args.validator and os.access(args.validator, os.X_OK),
+          f"SARIF validator not found at {args.validator}; run scripts/setup.sh test")
     log = sarif_path + ".validation.sarif"
     p = subprocess.run([args.validator, "validate", sarif_path, "-o", log, "--log", "ForceOverwrite"],
                        capture_output=True, text=True, timeout=300)
@@ -567,21 +567,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--devcopy", required=True)
-    ap.add_argument("--mock", required=True)
-    ap.add_argument("--validator")
-    args = ap.parse_args()
-    if args.case == "sarif" and not (args.validator and os.access(args.validator, os.X_OK)):
-        sys.exit(f"SARIF validator not found at {args.validator}; run scripts/setup.sh")
-    try:
-        CASES[args.case](args)
-    except Failure as e:
-        sys.exit(f"FAIL {args.case}: {e}")
-    for d in TEMP_DIRS:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"ok {args.case}")
+    run_cases(CASES, TEMP_DIRS, options=("--validator",))
 
 
 if __name__ == "__main__":
