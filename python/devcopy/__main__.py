@@ -52,6 +52,8 @@ def _report(args):
             one = Report.from_json(text)
         except ValueError as e:
             raise CliError(f"{path}: {str(e).removeprefix('devcopy: ')}") from None
+        except Exception as e:  # a report no check above foresaw: still one line
+            raise CliError(f"{path}: cannot read this report ({type(e).__name__}: {e})") from None
         report = one if report is None else report.merged(one)
     report = report if report is not None else Report()
     name = ", ".join(args.json)
