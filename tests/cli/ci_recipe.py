@@ -29,7 +29,8 @@ import tempfile
 
 import yaml
 
-from cli_e2e import TEMP_DIRS, Failure, check, validate_sarif
+from cli_e2e import TEMP_DIRS, check, validate_sarif
+from clitest import Failure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # What GitHub sets in every job's environment.

@@ -20,6 +20,7 @@ import urllib.parse
 import yaml
 
 import cli_e2e
+import clitest
 from cli_e2e import Project, check, expect_error, validate_sarif
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -370,7 +371,7 @@ def main():
     args = ap.parse_args()
     try:
         CASES[args.case](args)
-    except cli_e2e.Failure as e:
+    except clitest.Failure as e:
         sys.exit(f"FAIL {args.case}: {e}")
     for d in cli_e2e.TEMP_DIRS:
         shutil.rmtree(d, ignore_errors=True)
