@@ -9,7 +9,7 @@
 # Then the Python package against the same torch: its pytest suite (ctest
 # python.pytest), python/seeds/smoke.py and run_seeds.py (the three seeds in
 # Python, asserted; DEVCOPY_SEED_OUT=dir keeps their pages), and
-# bench/python_inspect.py and bench/python_timeline.py.
+# bench/python_inspect.py, bench/python_timeline.py and bench/python_observe.py.
 #
 #   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
 #
@@ -79,6 +79,9 @@ if [ -d "$build/python/devcopy" ] && [[ python_inspect =~ $only ]]; then
 fi
 if [ -d "$build/python/devcopy" ] && [[ python_timeline =~ $only ]]; then
   PYTHONPATH="$PWD/$build/python" "$py" bench/python_timeline.py || status=1
+fi
+if [ -d "$build/python/devcopy" ] && [[ python_observe =~ $only ]]; then
+  PYTHONPATH="$PWD/$build/python" "$py" bench/python_observe.py || status=1
 fi
 echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"
 exit $status

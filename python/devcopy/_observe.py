@@ -11,8 +11,8 @@ opens a devcopy ModuleScope named "<module> at <file>:<line>" (or
 the C++ observer's finding carries the user's own line. Only the copy calls
 pay for the frame lookup; every torch call in the block pays the mode's
 dispatch (a few microseconds), and nothing outside the block does.
-Which module: global forward hooks push the watched model's module names
-(_forward.py).
+Which module: the frames of the copying thread say, when the copy is made
+(_forward.py); nothing runs on module calls.
 """
 import os
 import sys
@@ -33,6 +33,8 @@ _COPY_CALLS = frozenset({
 # True when the C++ observer asks Python for each copy's location itself
 # (any thread); otherwise the TorchFunctionMode below names it (its thread).
 NATIVE_LOCATIONS = _C.install_location_provider([_TORCH_DIR, _HERE])
+# The module of a copy, from the copying thread's frames (also any thread).
+NATIVE_SCOPES = _C.install_scope_provider(_forward.copy_module)
 
 
 def user_frame(depth=1):
@@ -63,7 +65,7 @@ class _Where(TorchFunctionMode):
         f = user_frame(2)
         if f is None:
             return func(*args, **kwargs)
-        module = _forward.innermost()
+        module = None if NATIVE_SCOPES else _forward.module_at(f)
         where = f"{_short(f.f_code.co_filename)}:{f.f_lineno}"
         scope = _C.Scope(f"{module} at {where}" if module else where)
         scope.enter()
@@ -85,7 +87,7 @@ class Observation:
         self._model = model
         self._locations = locations
         self._native = None
-        self._hooks = []
+        self._names = None
         self._mode = None
         self._final = None
 
@@ -98,7 +100,7 @@ class Observation:
         self._native = _C.Observer()
         if self._model is not None:
             self._native.watch(self._model)
-            self._hook_modules(self._model)
+            self._names = _forward.watch(self._model)
         if self._locations and not NATIVE_LOCATIONS:
             self._mode = _Where()
             self._mode.__enter__()
@@ -108,18 +110,11 @@ class Observation:
         if self._mode is not None:
             self._mode.__exit__(*exc)
             self._mode = None
-        for h in self._hooks:
-            h.remove()
-        self._hooks = []
-        _forward.close_all(self)
+        if self._names is not None:
+            _forward.unwatch(self._names)
+            self._names = None
         self._final = Report(self._native.close())
         return False
-
-    def _hook_modules(self, model):
-        from ._roots import named_modules
-        names = {id(m): n for n, m in named_modules(model) if n}
-        # With native locations the module is the probe's scope itself.
-        self._hooks = _forward.hook(self, names, NATIVE_LOCATIONS)
 
     @property
     def report(self) -> Report:

@@ -102,12 +102,46 @@ int python_statement(StatementFrame *out, int max, bool at_copy) {
   return n;
 }
 
+// Python's answer to "which watched module is running": a callable taking
+// no argument that returns a name or None (_forward.copy_module). Leaked on
+// purpose: it must outlive the interpreter's teardown order.
+PyObject *g_scope = nullptr;
+
+// Asked only for copies that may become findings, on the copying thread, like
+// python_location; the callable reads the frames itself.
+std::string python_scope() {
+  if (g_scope == nullptr || !Py_IsInitialized() ||
+      PyGILState_GetThisThreadState() == nullptr)
+    return {};
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+  PyErr_Fetch(&type, &value, &trace);
+  std::string name;
+  if (PyObject *r = PyObject_CallNoArgs(g_scope)) { // new reference
+    if (PyUnicode_Check(r))
+      if (const char *s = PyUnicode_AsUTF8(r))
+        name = s;
+    Py_DECREF(r);
+  }
+  PyErr_Clear(); // a lookup that fails names no module; the copy goes on
+  PyErr_Restore(type, value, trace);
+  PyGILState_Release(gil);
+  return name;
+}
+
 } // namespace
 
 bool install_location_provider(const std::vector<std::string> &skip) {
   g_skip = skip;
   set_location_provider(&python_location);
   set_statement_provider(&python_statement);
+  return true;
+}
+
+bool install_scope_provider(py::object lookup) {
+  Py_XDECREF(g_scope);
+  g_scope = lookup.release().ptr();
+  set_scope_provider(&python_scope);
   return true;
 }
 
@@ -143,6 +177,7 @@ namespace devcopy::python {
 bool install_location_provider(const std::vector<std::string> &) {
   return false;
 }
+bool install_scope_provider(pybind11::object) { return false; }
 void bind_location_fields(pybind11::class_<Finding> &) {}
 } // namespace devcopy::python
 

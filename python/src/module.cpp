@@ -1,7 +1,8 @@
 // devcopy._C: the runtime probe's public C++ API (runtime_probe/include/
-// devcopy/*.h) for Python. Python modules reach inspect() and
-// CopyObserver::watch() through a Mirror (mirror.h); everything else is the
-// probe's own code. The package (python/devcopy) adds the Pythonic surface.
+// devcopy/*.h) for Python. Python modules reach inspect() through a
+// Mirror or flatten(), and CopyObserver::watch() through flatten() (mirror.h);
+// everything else is the probe's own code. The package (python/devcopy) adds
+// the Pythonic surface.
 #include <devcopy/copy_observer.h>
 #include <devcopy/distributed.h>
 #include <devcopy/mode.h>
@@ -150,12 +151,14 @@ public:
   void watch(py::handle model, const std::string &prefix) {
     if (!observer_)
       throw py::value_error("devcopy: this observer is closed");
-    Mirror mirror;
-    auto m = mirror.build(model);
+    // Named as the C++ walk names them, without building a module tree.
+    std::vector<std::pair<std::string, at::Tensor>> named, unused;
+    flatten(model, prefix.empty() ? "" : prefix + ".", /*gradients=*/false,
+            named, unused);
     // The observer's lock may be held by a copying thread that waits for
     // the GIL (the location hook): never take it while holding the GIL.
     py::gil_scoped_release no_gil;
-    observer_->watch(*m, prefix);
+    observer_->watch(named);
   }
   Report close() {
     if (observer_) {
@@ -211,6 +214,7 @@ PYBIND11_MODULE(_C, m) {
   bind_location_fields(finding);
   m.def("install_location_provider", &install_location_provider,
         py::arg("skip"));
+  m.def("install_scope_provider", &install_scope_provider, py::arg("lookup"));
   py::class_<SharedStorage>(m, "SharedStorage")
       .def(py::init<>())
       .def_readwrite("device", &SharedStorage::device)

@@ -245,6 +245,7 @@ bool on_device(const at::Tensor &t) { return !t.is_cpu() && !t.is_meta(); }
 // ---- the events -------------------------------------------------------------
 
 std::atomic<LocationProvider> t_provider{nullptr};
+std::atomic<ScopeProvider> t_scope_provider{nullptr};
 
 void on_copy(const at::RecordFunction &fn) {
   const auto in = fn.inputs();
@@ -338,6 +339,10 @@ void on_copy(const at::RecordFunction &fn) {
         t_provider.load(std::memory_order_acquire);
     if (provider)
       e.where = provider();
+    if (e.module.empty())
+      if (const ScopeProvider scope =
+              t_scope_provider.load(std::memory_order_acquire))
+        e.module = scope();
     if (!e.where.known() && Hub::capture_stacks()) {
       capture(stack);
       facts.stack = &stack;
@@ -502,6 +507,10 @@ void mark_read(const at::Tensor &tensor) {
 
 void set_location_provider(LocationProvider provider) {
   observer::t_provider.store(provider, std::memory_order_release);
+}
+
+void set_scope_provider(ScopeProvider provider) {
+  observer::t_scope_provider.store(provider, std::memory_order_release);
 }
 
 } // namespace devcopy

@@ -393,4 +393,13 @@ void CopyObserver::watch(const torch::nn::Module &module,
   observer::Hub::get().watch(state_.get(), std::move(names));
 }
 
+void CopyObserver::watch(
+    const std::vector<std::pair<std::string, at::Tensor>> &named) {
+  std::vector<std::pair<observer::WeakTensor, std::string>> names;
+  names.reserve(named.size());
+  for (const auto &[name, tensor] : named)
+    names.emplace_back(observer::WeakTensor(tensor.getIntrusivePtr()), name);
+  observer::Hub::get().watch(state_.get(), std::move(names));
+}
+
 } // namespace devcopy

@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "devcopy/report.h"
 
@@ -58,6 +60,9 @@ public:
   /// findings about them. Optional: without it tensors are described by
   /// dtype and shape. Keeps only weak references.
   void watch(const torch::nn::Module &module, const std::string &prefix = "");
+  /// The same for tensors a front end has named itself (a Python model's,
+  /// walked without building a C++ module tree).
+  void watch(const std::vector<std::pair<std::string, at::Tensor>> &named);
 
   struct State; // internal
 
@@ -87,6 +92,14 @@ private:
 using LocationProvider = SourceLocation (*)();
 /// Installs `provider` for every thread (nullptr: native stacks only).
 void set_location_provider(LocationProvider provider);
+
+/// The module the copy being made now runs in, as a front end can tell from
+/// its own call stack (the Python frames whose `self` is a watched module):
+/// asked, like the location, only for copies that may become findings and
+/// carry no ModuleScope, so no hook runs on every module call. Empty: none.
+using ScopeProvider = std::string (*)();
+/// Installs `provider` for every thread (nullptr: ModuleScopes only).
+void set_scope_provider(ScopeProvider provider);
 
 /// One frame of a front end's call stack (a Python frame): `frame` names the
 /// call (the same value while that call runs), `line` is its line now.
