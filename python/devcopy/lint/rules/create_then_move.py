@@ -243,7 +243,11 @@ def _through_local(walk, call, meth, target, name):
     held = _held(walk, name)
     if held is None:
         return
-    if not _rebinds(walk.stmt, name.id) and (walk.in_loop() is not None or walk.scope.func is None):
+    if _rebinds(walk.stmt, name.id):
+        # The host tensor is gone after this statement; `x = x.cuda() if gpu
+        # else x` reads it again only on the path that does not move it.
+        del walk.scope.fresh[name.id]
+    elif walk.in_loop() is not None or walk.scope.func is None:
         return  # kept beside the copy, where a later iteration or another function may read it
     moves = walk.pending.setdefault(RULE, {}).setdefault(id(held.factory), (held, []))[1]
     moves.append((call, meth, target, name.id))
