@@ -241,7 +241,7 @@ class Walk(Expressions):
         for branch, body in (("then", s.body), ("else", s.orelse)):
             if not body:
                 continue
-            self.path_ifs = saved + ((id(s), branch),)
+            self.path_ifs = saved + ((s, branch),)
             with _Guard(self, guard_counts(self, s.test, branch, body)):
                 self.block(body)
         self.path_ifs = saved

@@ -63,9 +63,13 @@ def test_create_then_move_through_a_local_is_reported_at_the_factory(run):
     pad = by_line[36]
     assert pad[2] == 37  # the factory inside Variable(...), not the wrapper
     assert "'zeros()' makes the tensor on the host, kept in 'pad_zero' until 'cuda()' at line 38" in pad[5]
-    assert "torch.zeros(..., device='cuda')" in pad[5] and pad[7] == []  # no automatic fix across lines
+    # moved under `if self.gpu:`: the device follows the same test
+    assert "torch.zeros(..., device='cuda' if self.gpu else 'cpu')" in pad[5]
+    assert pad[7] == []  # no automatic fix across lines
     legacy = by_line[40][5]
-    assert "torch.empty(..., dtype=torch.long, device='cuda')" in legacy  # LongTensor takes no device=
+    assert "torch.empty(..., dtype=torch.long, device='cuda' if" in legacy  # LongTensor takes no device=
+    assert "kept in 'seq_range', then 'seq_range_expand' until 'cuda()' at line 53" in by_line[49][5]
+    assert "torch.ones(..., device=DEVICE)" in by_line[17][5]  # moved unconditionally
 
 
 @pytest.mark.parametrize("name,lines", [

@@ -24,14 +24,16 @@ _WRAPPERS = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Varia
 
 class Held:
     """A local holding a factory's host tensor until its move: the factory,
-    the statement that bound the local, the loop around it, the local's first
-    read since, whether it was read again, the locals it was derived from
-    (`r = torch.arange(n); e = r.unsqueeze(0)`: `r` must not be read later),
-    and the receiver of a scalar fill, which is no read."""
-    __slots__ = ("factory", "q", "stmt", "loop", "first", "reread", "sources", "passed")
+    the local's name, the statement that bound it, the loop and the branches
+    around the factory, the local's first read since, whether it was read
+    again, the locals it was derived from (`r = torch.arange(n); e =
+    r.unsqueeze(0)`: `r` must not be read later), and the receiver of a
+    scalar fill, which is no read."""
+    __slots__ = ("factory", "q", "name", "stmt", "loop", "ifs", "first", "reread", "sources", "passed")
 
-    def __init__(self, factory, q, stmt, loop, sources=()):
-        self.factory, self.q, self.stmt, self.loop, self.sources = factory, q, stmt, loop, sources
+    def __init__(self, factory, q, name, stmt, loop, ifs, sources=()):
+        self.factory, self.q, self.name, self.stmt, self.sources = factory, q, name, stmt, sources
+        self.loop, self.ifs = loop, ifs
         self.first, self.reread, self.passed = None, False, None
 
 
@@ -175,13 +177,13 @@ def _hold(walk, call, name):
         q = walk.imports.qual(root.func)
         if _made_elsewhere(walk, root, q):
             return False
-        walk.scope.fresh[name] = Held(root, q, walk.stmt, walk.in_loop())
+        walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
         return True
     held = _held(walk, root)
     if held is None:
         return False
     sources = held.sources if root.id == name else held.sources + (held,)
-    walk.scope.fresh[name] = Held(held.factory, held.q, walk.stmt, held.loop, sources)
+    walk.scope.fresh[name] = Held(held.factory, held.q, name, walk.stmt, held.loop, held.ifs, sources)
     return True
 
 
@@ -250,19 +252,34 @@ def _through_local(walk, call, meth, target, name):
     elif walk.in_loop() is not None or walk.scope.func is None:
         return  # kept beside the copy, where a later iteration or another function may read it
     moves = walk.pending.setdefault(RULE, {}).setdefault(id(held.factory), (held, []))[1]
-    moves.append((call, meth, target, name.id))
+    moves.append((call, meth, target, _condition(walk) if len(walk.path_ifs) > len(held.ifs) else None))
+
+
+def _condition(walk):
+    """The test of the innermost `if` around the move, as written (short and
+    on one line), else a placeholder."""
+    node, branch = walk.path_ifs[-1]
+    test = node.test
+    text = walk.segment(test) if test.lineno == test.end_lineno else ""
+    if not text or len(text) > 60:
+        return "<the move's condition>"
+    return f"not ({text})" if branch == "else" else text
 
 
 def on_file_end(walk):
     for held, moves in walk.pending.get(RULE, {}).values():
         if held.reread or any(s.reread for s in held.sources):
             continue  # the host tensor is read after the move: it is needed there
-        call, meth, target, name = moves[0]
+        call, meth, target, conditional = moves[0]
+        names = [h.name for h in held.sources + (held,)]
+        kept = "', then '".join(n for i, n in enumerate(names) if i == 0 or n != names[i - 1])
+        # Moved only under `if self.gpu:`: the device the factory gets follows that test.
+        where = f"{target} if {conditional} else 'cpu'" if conditional else target
         factory, fname = held.factory, held.q
         walk.report(RULE, factory,
-                    f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{name}' until "
+                    f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{kept}' until "
                     f"'{meth}()' at line {call.lineno} copies it to {target} with nothing reading it before; "
-                    f"create it there directly: {_suggest(factory, fname, target)}",
+                    f"create it there directly: {_suggest(factory, fname, where)}",
                     notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
 
 
