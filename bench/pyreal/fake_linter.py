@@ -2,7 +2,8 @@
 """A stand-in for ``python3 -m devcopy lint`` used by test_run.py.
 
 It answers ``--format json --root ROOT PATHS...`` with the findings listed in
-the JSON file named by FAKE_LINT_PLAN ({"path": [[line, rule], ...]}), after
+the JSON file named by FAKE_LINT_PLAN ({"path": [[line, rule, note lines...],
+...]}), after
 checking that every path it is given exists under ROOT and that the whole
 package was checked out (FAKE_LINT_EXPECT names a file that must exist too).
 Paths listed under "errors" in the plan are reported as unreadable, with exit
@@ -30,8 +31,9 @@ def main(argv):
         return 1
     with open(os.environ["FAKE_LINT_PLAN"]) as f:
         plan = json.load(f)
-    findings = [{"file": path, "line": line, "column": 1, "rule": rule, "message": "fake"}
-                for path, hits in plan.items() if path != "errors" for line, rule in hits]
+    findings = [{"file": path, "line": hit[0], "column": 1, "rule": hit[1], "message": "fake",
+                 "notes": [{"file": path, "line": n, "column": 1, "message": "note"} for n in hit[2:]]}
+                for path, hits in plan.items() if path != "errors" for hit in hits]
     errors = [{"file": path, "message": "cannot parse"} for path in plan.get("errors", [])]
     print(json.dumps({"version": 1, "tool": "devcopy", "findings": findings,
                       "errors": errors, "summary": {"findings": len(findings)}}))

@@ -36,6 +36,11 @@ SAME = {"devcopy-discarded-copy": {"devcopy-discarded-result"},
         "devcopy-discarded-result": {"devcopy-discarded-copy"}}
 # Findings of a multi-line statement may land on another of its lines.
 TOLERANCE = 2
+# Rules whose notes name the other end of the same finding: create-then-move
+# through a local is reported at the factory with a note at each move, and a
+# label on either end is that finding (blind.tsv labels the move, blind2.tsv
+# the factory).
+BOTH_ENDS = {"devcopy-create-then-move"}
 FIELDS = ["repository", "commit", "path", "line", "label", "note"]
 
 
@@ -149,7 +154,9 @@ def score(rows, findings):
 
     Args:
         rows: labels, each with repository, commit, path, line, label.
-        findings: (repository, commit, path) -> [(line, rule, message)].
+        findings: (repository, commit, path) -> [(line, rule, message)] or
+            [(line, rule, message, other_ends)]: other_ends are the lines of
+            the finding's notes in the same file, for the rules of BOTH_ENDS.
 
     Returns:
         (stats, unlabelled): stats maps a rule to a Counter of found,
@@ -162,12 +169,20 @@ def score(rows, findings):
     for r in rows:
         by_file[(r["repository"], r["commit"], r["path"])].append(r)
     for key, labels in by_file.items():
-        got = findings.get(key, [])
+        got = [f[:3] for f in findings.get(key, [])]
+        ends = [f[3] if len(f) > 3 else () for f in findings.get(key, [])]
         matched, used = set(), set()
-        # Exact lines first, so that a finding near two labels takes its own.
+        # Exact lines first, so that a finding near two labels takes its own;
+        # then the other ends of a finding, then the neighbours.
         for i, (line, rule, _) in enumerate(got):
             for lab in labels:
                 if lab["line"] == line and matches(rule, lab["label"]):
+                    matched.add((lab["line"], lab["label"]))
+                    used.add(i)
+        for i, (line, rule, _) in enumerate(got):
+            for lab in labels:
+                if i not in used and lab["line"] in ends[i] and matches(rule, lab["label"]) \
+                        and (lab["line"], lab["label"]) not in matched:
                     matched.add((lab["line"], lab["label"]))
                     used.add(i)
         for i, (line, rule, _) in enumerate(got):
@@ -197,7 +212,7 @@ def score(rows, findings):
     commits = {key[:2] for key in by_file}
     for key, got in findings.items():
         if key not in by_file and key[:2] in commits:
-            unlabelled += [key + (line, rule, msg) for line, rule, msg in got]
+            unlabelled += [key + tuple(f[:3]) for f in got]
     return stats, unlabelled
 
 
@@ -226,7 +241,8 @@ def show(rows, findings):
     for r in rows:
         key = (r["repository"], r["commit"], r["path"])
         near = 0 if r["label"] == "ok" else TOLERANCE
-        got = [ru for line, ru, _ in findings.get(key, []) if abs(line - r["line"]) <= near]
+        got = [f[1] for f in findings.get(key, []) if abs(f[0] - r["line"]) <= near
+               or r["label"] != "ok" and r["line"] in (f[3] if len(f) > 3 else ())]
         if r["label"] == "ok":
             tag = "WRONG " if got else "ok    "
         else:
@@ -291,8 +307,11 @@ def run(a):
             doc = lint(linter, env, dest, paths)
             for f in doc["findings"]:
                 try:
-                    key = (repo, commit, relative(dest, f["file"]))
-                    findings.setdefault(key, []).append((int(f["line"]), f["rule"], f.get("message", "")))
+                    path = relative(dest, f["file"])
+                    ends = tuple(int(n["line"]) for n in f.get("notes") or ()
+                                 if f["rule"] in BOTH_ENDS and relative(dest, n["file"]) == path)
+                    findings.setdefault((repo, commit, path), []).append(
+                        (int(f["line"]), f["rule"], f.get("message", ""), ends))
                 except (KeyError, TypeError, ValueError):
                     raise Failure(f"the linter reported a finding without file, line and rule: {f!r:.200}")
             errors += [(repo, e) for e in doc.get("errors") or []]

@@ -88,6 +88,21 @@ class RunTest(unittest.TestCase):
         self.assertIn("MISSED o/r train.py:20 devcopy-create-then-move", out)
         self.assertIn("WRONG  o/r train.py:12 ok devcopy-host-sync-in-loop", out)
 
+    def test_create_then_move_matches_a_label_at_either_end(self):
+        # Reported at the factory (8, 14, 20) with a note at the move (10, 16,
+        # 22): one set labels the move, one the factory; 26's move is a line
+        # labelled ok with no label at its factory (24), so it is wrong.
+        tune = self.write_set("tune", [("train.py", 10, CTM), ("train.py", 14, CTM), ("train.py", 24, "ok")])
+        blind = self.write_set("blind", [("train.py", 26, CTM)])
+        p = self.invoke({"train.py": [[8, CTM, 10], [14, CTM, 16], [20, HS, 22], [24, CTM, 26]]},
+                        tune, blind, "--set", "tune", "--show")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"devcopy-create-then-move\s+2\s+0\s+1\s+1\.00\s+0\.67")
+        self.assertIn("FOUND  o/r train.py:10 devcopy-create-then-move devcopy-create-then-move", p.stdout)
+        self.assertIn("o/r train.py:20 [devcopy-host-sync-in-loop]", p.stdout)  # only create-then-move has two ends
+        p = self.invoke({"train.py": [[24, CTM, 26]]}, tune, blind, "--set", "blind")
+        self.assertRegex(p.stdout, r"devcopy-create-then-move\s+1\s+0\s+0\s+1\.00\s+1\.00")
+
     def test_one_set_only(self):
         tune = self.write_set("tune", [("train.py", 10, HS)])
         blind = self.write_set("blind", [("train.py", 5, "bogus-label")])
@@ -162,6 +177,11 @@ class ScoreTest(unittest.TestCase):
         stats, _ = run.score(rows, {("o/r", "c", "f.py"): [(10, CTM, ""), (10, CTM, "")]})
         self.assertEqual(stats[HS]["missed"], 1)
         self.assertEqual(stats[CTM]["wrong"], 1)
+
+    def test_other_ends_match_only_where_no_label_took_the_finding(self):
+        rows = self.rows((10, CTM), (12, CTM))
+        stats, _ = run.score(rows, {("o/r", "c", "f.py"): [(10, CTM, "", (12,))]})
+        self.assertEqual((stats[CTM]["found"], stats[CTM]["missed"]), (1, 1))
 
     def test_findings_in_unlabelled_files_are_listed(self):
         rows = self.rows((10, HS))

@@ -42,8 +42,13 @@ class Expressions:
         t = type(n)
         if t is ast.Name:
             fresh = self.scope.fresh
-            if fresh and n.id in fresh and fresh[n.id][1] is None:
-                fresh[n.id][1] = n  # the first read of a factory's result
+            if fresh:
+                held = fresh.get(n.id)
+                if held is not None and n is not held.passed:
+                    if held.first is None:
+                        held.first = n  # the first read of a factory's result
+                    elif held.first is not n:
+                        held.reread = True  # read again: the host tensor is kept
             return self.lookup(n.id)
         if t is ast.Call:
             return self.call(n)

@@ -37,7 +37,7 @@ class Scope:
         self.moved = set()  # receivers moved so far (keys)
         self.moved_at = {}  # name -> the node that put its module on the device
         self.premoved = {}  # local list -> a module moved before it was put there
-        self.fresh = {}  # local -> [factory call, its first read, the statement]: create-then-move
+        self.fresh = {}  # local -> create_then_move.Held: a factory's host tensor until its move
         self.returns = None
         self.moved_returned = None  # the move of the module it returns
 
@@ -54,6 +54,7 @@ class Walk(Expressions):
         self.stmt_hooks = [r.on_expr_stmt for r in rules if hasattr(r, "on_expr_stmt")]
         self.comprehension_hooks = [r.on_comprehension for r in rules if hasattr(r, "on_comprehension")]
         self.findings, self.events = [], []
+        self.pending = {}  # findings a rule decides at the file's end (create-then-move through locals)
         self.classes, self.functions = {}, {}
         self.loops, self.uses, self.path_ifs = [], [], ()
         self.scope = Scope(None, None)
@@ -240,7 +241,7 @@ class Walk(Expressions):
         for branch, body in (("then", s.body), ("else", s.orelse)):
             if not body:
                 continue
-            self.path_ifs = saved + ((id(s), branch),)
+            self.path_ifs = saved + ((s, branch),)
             with _Guard(self, guard_counts(self, s.test, branch, body)):
                 self.block(body)
         self.path_ifs = saved
@@ -282,7 +283,7 @@ class Walk(Expressions):
         if t is ast.Name:
             self.scope.env[target.id] = kind
             fresh = self.scope.fresh.get(target.id)
-            if fresh is not None and fresh[2] is not self.stmt:
+            if fresh is not None and fresh.stmt is not self.stmt:
                 del self.scope.fresh[target.id]  # rebound to something else
             # Before the name is rebound: DataParallel(net).
             placed = moved_value(self, value) or placed_by_builder(self, value)

@@ -45,8 +45,31 @@ def test_each_marked_line_is_flagged_and_no_other(run):
 
 def test_notes_point_at_the_first_move(run):
     _, expected = _expected()
-    got = {(_rel(n[0]), n[1], f[0]) for _, f in run for n in f[6] if f[0] == "devcopy-repeated-module-move"}
-    assert expected <= got
+    rule = "devcopy-repeated-module-move"
+    got = {(_rel(n[0]), n[1], f[0]) for _, f in run for n in f[6] if f[0] == rule}
+    assert {e for e in expected if e[2] == rule} <= got
+
+
+def test_create_then_move_through_a_local_notes_each_move(run):
+    _, expected = _expected()
+    rule = "devcopy-create-then-move"
+    got = {(_rel(n[0]), n[1], f[0]) for _, f in run for n in f[6] if f[0] == rule}
+    assert sorted(got) == sorted(e for e in expected if e[2] == rule)
+
+
+def test_create_then_move_through_a_local_is_reported_at_the_factory(run):
+    by_line = {f[1]: f for file, f in run
+               if _rel(file) == "create_then_move_locals.py" and f[0] == "devcopy-create-then-move"}
+    pad = by_line[36]
+    assert pad[2] == 37  # the factory inside Variable(...), not the wrapper
+    assert "'zeros()' makes the tensor on the host, kept in 'pad_zero' until 'cuda()' at line 38" in pad[5]
+    # moved under `if self.gpu:`: the device follows the same test
+    assert "torch.zeros(..., device='cuda' if self.gpu else 'cpu')" in pad[5]
+    assert pad[7] == []  # no automatic fix across lines
+    legacy = by_line[40][5]
+    assert "torch.empty(..., dtype=torch.long, device='cuda' if" in legacy  # LongTensor takes no device=
+    assert "kept in 'seq_range', then 'seq_range_expand' until 'cuda()' at line 53" in by_line[49][5]
+    assert "torch.ones(..., device=DEVICE)" in by_line[17][5]  # moved unconditionally
 
 
 @pytest.mark.parametrize("name,lines", [

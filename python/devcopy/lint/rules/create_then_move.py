@@ -1,52 +1,130 @@
 """devcopy-create-then-move: a torch factory made on the host and moved at
-once (`torch.zeros(n).to(device)`, `.cuda()`); the fix names the device in
-the factory."""
+once (`torch.zeros(n).to(device)`, `.cuda()`), also through casts, views,
+scalar fills and `Variable(...)`, and through a local that holds the tensor
+until its move; reported at the factory, where the fix names the device."""
 import ast
 
-from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, place_of
+from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
 
 RULE = "devcopy-create-then-move"
+# The legacy constructors: a size or a constant, made on the host; they take
+# no device=, so the fix names torch.empty or torch.tensor with the dtype.
+_LEGACY_DTYPES = {"": None, "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+                  "Long": "long", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool"}
+LEGACY = frozenset(t + "Tensor" for t in _LEGACY_DTYPES)
+# In-place fills and arithmetic from scalars: they run as well on the device.
+_FILLS = frozenset("fill_ zero_ mul_ add_ sub_ div_ uniform_ normal_ clamp_".split())
 # Casts and views that run as well on the device, between factory and move.
-# The legacy constructors: a size or a constant, made on the host.
-LEGACY = frozenset(t + "Tensor" for t in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int",
-                                          "Short", "Char", "Byte", "Bool"))
-_BETWEEN = DTYPE_METHODS | frozenset(
+_BETWEEN = DTYPE_METHODS | _FILLS | frozenset(
     "unsqueeze squeeze view reshape repeat expand expand_as view_as t transpose permute flatten contiguous "
-    "narrow select fill_ zero_ mul_ add_ sub_ div_ uniform_ normal_ clamp_".split())
+    "narrow select".split())
+# Wrappers that hand back the same data: Variable(torch.zeros(n)) is a tensor since 0.4.
+_WRAPPERS = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable"))
 
 
-def _factory(walk, node):
-    """The factory call at the bottom of `node`'s chain of casts and views."""
-    steps = 0
-    while isinstance(node, (ast.Call, ast.Name)):
-        if isinstance(node, ast.Name):  # x = torch.zeros(n) ... x = x.cuda(), nothing reading x before
-            entry = walk.scope.fresh.get(node.id)
-            if entry is None or entry[1] is not node or not _rebinds(walk.stmt, node.id):
-                return None  # read before, or kept beside the copy (y = x.cuda())
-            return entry[0], entry[3], steps
+class Held:
+    """A local holding a factory's host tensor until its move: the factory,
+    the local's name, the statement that bound it, the loop and the branches
+    around the factory, the local's first read since, whether it was read
+    again, the locals it was derived from (`r = torch.arange(n); e =
+    r.unsqueeze(0)`: `r` must not be read later), and the receiver of a
+    scalar fill, which is no read."""
+    __slots__ = ("factory", "q", "name", "stmt", "loop", "ifs", "first", "reread", "sources", "passed")
+
+    def __init__(self, factory, q, name, stmt, loop, ifs, sources=()):
+        self.factory, self.q, self.name, self.stmt, self.sources = factory, q, name, stmt, sources
+        self.loop, self.ifs = loop, ifs
+        self.first, self.reread, self.passed = None, False, None
+
+
+def _is_factory(q):
+    parts = q.split(".")
+    return len(parts) == 2 and parts[0] == "torch" and \
+        (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY)
+
+
+def _scalar(walk, node):
+    """A fill's argument that is no tensor: a number, -a, 2 * a, a name the
+    file does not know as a tensor or an array."""
+    t = type(node)
+    if t is ast.Constant:
+        return isinstance(node.value, (int, float))
+    if t is ast.UnaryOp:
+        return _scalar(walk, node.operand)
+    if t is ast.BinOp:
+        return _scalar(walk, node.left) and _scalar(walk, node.right)
+    if t is ast.Name or t is ast.Attribute:
+        k = walk.kind_of(node)
+        return not k or k[0] not in (TENSOR, NUMPY, "TT")
+    return False
+
+
+def _type_target(walk, call):
+    """Where `.type(T)` puts the tensor: 'host' for a dtype or a CPU tensor
+    type, 'dev' for torch.cuda.*Tensor, None when the file does not say."""
+    args = call.args or [k.value for k in call.keywords if k.arg == "dtype"]
+    if not args:
+        return None
+    q = const_str(args[0]) or walk.imports.qual(args[0])
+    if not q or not q.startswith("torch."):
+        return None
+    if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+        return "dev"
+    parts = q.split(".")
+    return "host" if len(parts) == 2 and (parts[1] in LEGACY or parts[1][:1].islower()) else None
+
+
+def _inner(walk, call, q):
+    """The tensor a cast, a view, a scalar fill or a wrapper is applied to;
+    None for any other call."""
+    if q is not None:
+        return call.args[0] if q in _WRAPPERS and call.args else None
+    f = call.func
+    if type(f) is not ast.Attribute:
+        return None
+    a = f.attr
+    if a == "to":
+        return f.value if walk.move_target(call)[0] == "dtype" else None
+    if a == "type":
+        return f.value if _type_target(walk, call) == "host" else None
+    if a not in _BETWEEN:
+        return None
+    if a in _FILLS and not all(_scalar(walk, x) for x in list(call.args) + [k.value for k in call.keywords]):
+        return None  # a fill from a tensor is not followed
+    return f.value
+
+
+def _root(walk, node):
+    """The factory call or the local at the bottom of `node`'s chain of casts,
+    views, fills and wrappers; None when anything else is there."""
+    for _ in range(32):
+        if type(node) is ast.Name:
+            return node
+        if type(node) is not ast.Call:
+            return None
         q = walk.imports.qual(node.func)
-        if q is not None:
-            parts = q.split(".")
-            if len(parts) == 2 and parts[0] == "torch" and \
-                    (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY):
-                return node, q, steps
-            return None
-        f = node.func
-        if not isinstance(f, ast.Attribute):
-            return None
-        if f.attr == "to":
-            if walk.move_target(node)[0] != "dtype":
-                return None
-        elif f.attr not in _BETWEEN:
-            return None
-        elif f.attr.endswith("_") and any(not isinstance(a, ast.Constant) for a in node.args):
-            return None  # a fill from a tensor is not followed
-        node, steps = f.value, steps + 1
+        if q is not None and _is_factory(q):
+            return node
+        node = _inner(walk, node, q)
     return None
+
+
+def _held(walk, name):
+    """The factory result `name` holds, when this is its first read since and
+    it sits in the loop the factory ran in (or none)."""
+    held = walk.scope.fresh.get(name.id)
+    if held is None or held.first is not name or held.loop is not walk.in_loop():
+        return None
+    return held
 
 
 def _rebinds(stmt, name):
     return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+
+
+def _made_elsewhere(walk, factory, q):
+    """Given a device, or uploading real host data: nothing to move."""
+    return any(k.arg == "device" for k in factory.keywords) or _uploads_data(walk, factory, q)
 
 
 def _shape_arg(node):
@@ -89,49 +167,137 @@ def _uploads_data(walk, factory, q):
     return not isinstance(data, ast.Constant)
 
 
-def _remember(walk, call, q):
-    """`x = torch.zeros(n)`: a factory's result held in a local, moved later."""
-    stmt = walk.stmt
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+def _hold(walk, call, name):
+    """`x = Variable(torch.zeros(n)).long()`, `x = x.view(1, -1)`, `y =
+    x.unsqueeze(0)`: the local now holds a factory's host tensor."""
+    root = _root(walk, call)
+    if root is None:
+        return False
+    if type(root) is ast.Call:
+        q = walk.imports.qual(root.func)
+        if _made_elsewhere(walk, root, q):
+            return False
+        walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
+        return True
+    held = _held(walk, root)
+    if held is None:
+        return False
+    sources = held.sources if root.id == name else held.sources + (held,)
+    walk.scope.fresh[name] = Held(held.factory, held.q, name, walk.stmt, held.loop, held.ifs, sources)
+    return True
+
+
+def _fill_in_place(walk, call):
+    """`x.fill_(0.5)` as a statement on a held local: not a read on the host."""
+    recv = call.func.value
+    if type(recv) is not ast.Name:
         return
-    found = _factory(walk, stmt.value)
-    if found is None or found[0] is not call:
-        return
-    if any(k.arg == "device" for k in call.keywords) or _uploads_data(walk, call, q):
-        return
-    walk.scope.fresh[stmt.targets[0].id] = [call, None, stmt, q]
+    held = walk.scope.fresh.get(recv.id)
+    if held is not None and held.first is recv and \
+            all(_scalar(walk, a) for a in list(call.args) + [k.value for k in call.keywords]):
+        held.first, held.passed = None, recv
+
+
+def _target(walk, call, meth):
+    """The written destination of a move off the host, or None."""
+    if meth == "cuda":
+        return "'cuda'"
+    if meth == "type":
+        return "'cuda'" if _type_target(walk, call) == "dev" else None
+    kind, place = walk.move_target(call)
+    if kind != "device" or place == "cpu" or (place is None and not walk.facts.uses_device):
+        return None
+    return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
 
 
 def on_call(walk, call, q, meth, recv):
-    if q is not None and q.startswith("torch.") and q.count(".") == 1:
-        _remember(walk, call, q)
+    stmt = walk.stmt
+    t = type(stmt)
+    if t is ast.Expr and stmt.value is call and meth in _FILLS:
+        _fill_in_place(walk, call)
         return
-    if meth not in ("to", "cuda") or walk.facts.cpu_fixed:
+    if t is ast.Assign and stmt.value is call and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
+            and _hold(walk, call, stmt.targets[0].id):
         return
-    if meth == "to":
-        kind, place = walk.move_target(call)
-        if kind != "device" or place == "cpu":
-            return
-        if place is None and not walk.facts.uses_device:
-            return
-    found = _factory(walk, call.func.value)
-    if found is None:
+    if meth not in ("to", "cuda", "type") or walk.facts.cpu_fixed:
         return
-    factory, fname, _ = found
-    if any(k.arg == "device" for k in factory.keywords) or _uploads_data(walk, factory, fname):
+    target = _target(walk, call, meth)
+    if target is None:
         return
-    target = "'cuda'" if meth == "cuda" else walk.segment(call.args[0] if call.args else call.keywords[0].value)
+    root = _root(walk, call.func.value)
+    if root is None:
+        return
+    if type(root) is ast.Name:
+        _through_local(walk, call, meth, target, root)
+        return
+    fname = walk.imports.qual(root.func)
+    if _made_elsewhere(walk, root, fname):
+        return
+    walk.report(RULE, root,
+                f"'{fname.split('.')[1]}()' makes the tensor on the host and '{meth}()' then copies it to "
+                f"{target}; create it there directly: {_suggest(root, fname, target)}",
+                fixes=_fix(walk, call, root, target, meth))
+
+
+def _through_local(walk, call, meth, target, name):
+    """`x = torch.zeros(n)` ... `if cuda: x = x.cuda()`: decided at the file's
+    end, once it is known that nothing read the host tensor afterwards."""
+    held = _held(walk, name)
+    if held is None:
+        return
+    if _rebinds(walk.stmt, name.id):
+        # The host tensor is gone after this statement; `x = x.cuda() if gpu
+        # else x` reads it again only on the path that does not move it.
+        del walk.scope.fresh[name.id]
+    elif walk.in_loop() is not None or walk.scope.func is None:
+        return  # kept beside the copy, where a later iteration or another function may read it
+    moves = walk.pending.setdefault(RULE, {}).setdefault(id(held.factory), (held, []))[1]
+    moves.append((call, meth, target, _condition(walk) if len(walk.path_ifs) > len(held.ifs) else None))
+
+
+def _condition(walk):
+    """The test of the innermost `if` around the move, as written (short and
+    on one line), else a placeholder."""
+    node, branch = walk.path_ifs[-1]
+    test = node.test
+    text = walk.segment(test) if test.lineno == test.end_lineno else ""
+    if not text or len(text) > 60:
+        return "<the move's condition>"
+    return f"not ({text})" if branch == "else" else text
+
+
+def on_file_end(walk):
+    for held, moves in walk.pending.get(RULE, {}).values():
+        if held.reread or any(s.reread for s in held.sources):
+            continue  # the host tensor is read after the move: it is needed there
+        call, meth, target, conditional = moves[0]
+        names = [h.name for h in held.sources + (held,)]
+        kept = "', then '".join(n for i, n in enumerate(names) if i == 0 or n != names[i - 1])
+        # Moved only under `if self.gpu:`: the device the factory gets follows that test.
+        where = f"{target} if {conditional} else 'cpu'" if conditional else target
+        factory, fname = held.factory, held.q
+        walk.report(RULE, factory,
+                    f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{kept}' until "
+                    f"'{meth}()' at line {call.lineno} copies it to {target} with nothing reading it before; "
+                    f"create it there directly: {_suggest(factory, fname, where)}",
+                    notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
+
+
+def _suggest(factory, fname, target):
+    """What to write instead: the factory given the device (the legacy
+    constructors take none: torch.empty or torch.tensor with their dtype)."""
     short = fname.split(".")[1]
-    if factory.lineno < call.lineno and not _inside(factory, call):  # through a local
-        walk.report(RULE, call, f"'{short}()' at line {factory.lineno} makes the tensor on the host and "
-                                f"'{meth}()' then copies it to {target}; create it there directly: "
-                                f"{fname}(..., device={target})",
-                    notes=[(walk.path, factory.lineno, factory.col_offset, "made on the host here")])
-        return
-    walk.report(RULE, factory,
-                f"'{short}()' makes the tensor on the host and '{meth}()' then copies it to "
-                f"{target}; create it there directly: {fname}(..., device={target})",
-                fixes=_fix(walk, call, factory, target, meth))
+    if short not in LEGACY:
+        return f"{fname}(..., device={target})"
+    dtype = _LEGACY_DTYPES[short[:-len("Tensor")]]
+    dtype = f", dtype=torch.{dtype}" if dtype else ""
+    maker = "torch.tensor" if _legacy_constant(factory) else "torch.empty"
+    return f"{maker}(...{dtype}, device={target})"
+
+
+def _legacy_constant(factory):
+    """torch.FloatTensor([1e-8]): a constant, not a size."""
+    return len(factory.args) == 1 and isinstance(factory.args[0], (ast.List, ast.Tuple))
 
 
 def _inside(node, outer):
@@ -142,7 +308,7 @@ def _inside(node, outer):
 def _fix(walk, call, factory, target, meth):
     """device= into the factory's call, and the move dropped: only for a
     plain .to(device) / .cuda() with nothing else in it."""
-    if meth == "to" and len(call.args) + len(call.keywords) != 1:
+    if meth == "type" or meth == "to" and len(call.args) + len(call.keywords) != 1:
         return []
     if call.keywords and call.keywords[0].arg != "device":
         return []
