@@ -62,6 +62,7 @@ class RunTest(unittest.TestCase):
         cmd = [sys.executable, os.path.join(HERE, "run.py"), "--mirrors", self.mirrors,
                "--tune-file", tune, "--blind-file", blind,
                "--blind2-file", self.write_set("blind2", []),
+               "--blind3-file", self.write_set("blind3", []),
                "--linter", f"{sys.executable} {os.path.join(HERE, 'fake_linter.py')}", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env)
 
@@ -143,6 +144,34 @@ class RunTest(unittest.TestCase):
         self.assertIn("pkg/model.py", p.stdout)
         self.assertRegex(p.stdout, r"devcopy-discarded-copy\s+0\s+1\s+0\s+0\.00")
         self.assertRegex(p.stdout, r"devcopy-host-sync-in-loop\s+1\s+0\s+0\s+1\.00")
+
+    def test_mirror_with_a_git_folder_is_read(self):
+        # A mirror fetched as repo/.git (a work-tree layout) instead of a bare repo.
+        src = os.path.join(self.mirrors, "o+r", "repo")
+        nested = os.path.join(self.tmp.name, "mirrors2", "o+r", "repo")
+        os.makedirs(nested)
+        os.rename(src, os.path.join(nested, ".git"))
+        tune = self.write_set("tune", [("train.py", 10, HS)])
+        blind = self.write_set("blind", [("train.py", 5, HS)])
+        self.mirrors = os.path.join(self.tmp.name, "mirrors2")
+        p = self.invoke({"train.py": [[10, HS]]}, tune, blind, "--set", "tune")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"all\s+1\s+0\s+0\s+1\.00\s+1\.00")
+
+    def test_blind3_is_a_set_of_its_own(self):
+        tune = self.write_set("tune", [("train.py", 10, HS)])
+        blind = self.write_set("blind", [("train.py", 5, HS)])
+        blind3 = self.write_set("blind3x", [("train.py", 20, CTM), ("train.py", 22, "ok")])
+        p = self.invoke({"train.py": [[20, CTM], [22, HS]]}, tune, blind, "--set", "blind3",
+                        "--blind3-file", blind3)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("blind3 set (2 labels)", p.stdout)
+        self.assertNotIn("tune set", p.stdout)
+        self.assertRegex(p.stdout, r"devcopy-create-then-move\s+1\s+0\s+0\s+1\.00\s+1\.00")
+        self.assertRegex(p.stdout, r"devcopy-host-sync-in-loop\s+0\s+0\s+1\s+-\s+0\.00")
+        p = self.invoke({"train.py": [[20, CTM], [10, HS]]}, tune, blind, "--blind3-file", blind3)
+        self.assertIn("blind3 set (2 labels)", p.stdout)
+        self.assertIn("all sets (4 labels)", p.stdout)
 
     def test_bad_labels_are_refused(self):
         tune = self.write_set("tune", [("train.py", 10, "devcopy-no-such-rule")])
