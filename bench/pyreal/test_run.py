@@ -63,6 +63,7 @@ class RunTest(unittest.TestCase):
                "--tune-file", tune, "--blind-file", blind,
                "--blind2-file", self.write_set("blind2", []),
                "--blind3-file", self.write_set("blind3", []),
+               "--blind4-file", self.write_set("blind4", []),
                "--linter", f"{sys.executable} {os.path.join(HERE, 'fake_linter.py')}", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env)
 
@@ -172,6 +173,23 @@ class RunTest(unittest.TestCase):
         p = self.invoke({"train.py": [[20, CTM], [10, HS]]}, tune, blind, "--blind3-file", blind3)
         self.assertIn("blind3 set (2 labels)", p.stdout)
         self.assertIn("all sets (4 labels)", p.stdout)
+
+    def test_blind4_is_a_set_of_its_own(self):
+        tune = self.write_set("tune", [("train.py", 10, HS)])
+        blind = self.write_set("blind", [("train.py", 5, HS)])
+        blind4 = self.write_set("blind4x", [("train.py", 14, HS), ("train.py", 16, "ok"),
+                                            ("pkg/model.py", 1, CTM)])
+        p = self.invoke({"train.py": [[14, HS], [16, CTM]]}, tune, blind, "--set", "blind4",
+                        "--blind4-file", blind4)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("blind4 set (3 labels)", p.stdout)
+        self.assertNotIn("blind3 set", p.stdout)
+        self.assertRegex(p.stdout, r"devcopy-host-sync-in-loop\s+1\s+0\s+0\s+1\.00\s+1\.00")
+        self.assertRegex(p.stdout, r"devcopy-create-then-move\s+0\s+1\s+1\s+0\.00\s+0\.00")
+        p = self.invoke({"train.py": [[14, HS], [10, HS]]}, tune, blind, "--blind4-file", blind4)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("blind4 set (3 labels)", p.stdout)
+        self.assertIn("all sets (5 labels)", p.stdout)
 
     def test_bad_labels_are_refused(self):
         tune = self.write_set("tune", [("train.py", 10, "devcopy-no-such-rule")])
