@@ -9,7 +9,8 @@
 # Then the Python package against the same torch: its pytest suite (ctest
 # python.pytest), python/seeds/smoke.py and run_seeds.py (the three seeds in
 # Python, asserted; DEVCOPY_SEED_OUT=dir keeps their pages), and
-# bench/python_inspect.py, bench/python_timeline.py and bench/python_observe.py.
+# bench/python_inspect.py, bench/python_timeline.py, bench/python_observe.py and
+# bench/python_distributed.py.
 #
 #   bash scripts/gpu-test.sh [build-dir]        (default build-gpu)
 #
@@ -82,6 +83,9 @@ if [ -d "$build/python/devcopy" ] && [[ python_timeline =~ $only ]]; then
 fi
 if [ -d "$build/python/devcopy" ] && [[ python_observe =~ $only ]]; then
   PYTHONPATH="$PWD/$build/python" "$py" bench/python_observe.py || status=1
+fi
+if [ -d "$build/python/devcopy" ] && [[ python_distributed =~ $only ]]; then
+  PYTHONPATH="$PWD/$build/python" "$py" bench/python_distributed.py || status=1
 fi
 echo "gpu-test: $([ $status = 0 ] && echo PASSED || echo FAILED)"
 exit $status

@@ -8,12 +8,12 @@ from typing import List, Tuple
 
 from . import _C
 
-_STR, _INT, _STRS = "a string", "an integer", "a list of strings"
+_STR, _INT, _STRS, _LINE = "a string", "an integer", "a list of strings", "a line number"
 # Each saved list, the binding that holds its items, and their fields.
 _FIELDS = {
     "findings": (_C.Finding, {"kind": _STR, "message": _STR, "bytes": _INT, "devices": _STRS,
                               "tensors": _STRS, "op": _STR, "module": _STR, "details": _STRS,
-                              "location": _STR, "file": _STR, "line": _INT, "function": _STR,
+                              "location": _STR, "file": _STR, "line": _LINE, "function": _STR,
                               "count": _INT}),
     "shared": (_C.SharedStorage, {"device": _STR, "bytes": _INT, "tensors": _STRS}),
     "devices": (_C.DeviceMemory, {"device": _STR, "reachable_bytes": _INT, "allocated_bytes": _INT,
@@ -24,13 +24,19 @@ _FIELDS = {
     "skipped": (_C.Skipped, {"tensor": _STR, "reason": _STR}),
 }
 _INT64 = range(-(1 << 63), 1 << 63)
+_INT32 = range(-(1 << 31), 1 << 31)
 
 
 def _fits(value, kind):
     if kind == _STR:
         return isinstance(value, str)
-    if kind == _INT:
-        return isinstance(value, int) and not isinstance(value, bool) and value in _INT64
+    if kind in (_INT, _LINE):
+        return isinstance(value, int) and not isinstance(value, bool) and \
+            value in (_INT64 if kind == _INT else _INT32)
+    if kind == "an object":
+        return isinstance(value, dict)
+    if kind == "a list":
+        return isinstance(value, list)
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
@@ -88,37 +94,55 @@ def _split_scope(scope):
     return (m.group(1) or "", m.group(2)) if m else (scope, "")
 
 
-def _where(item):
+_WHERE = {"function": _STR, "file": _STR, "line": _LINE}
+_TIMELINE = {"device": _STR, "peak_bytes": _INT, "peak_reserved": _INT, "peak_time_ns": _INT,
+             "explained_by": _STR, "explanation": _STR, "peak_where": "an object",
+             "samples": "a list", "parts": "a list", "misses": "a list", "marks": "a list"}
+# Each list of a timeline, the binding of its items, and their own fields
+# (each item also carries a source location: _WHERE's fields).
+_TIMELINE_LISTS = (
+    ("parts", _C.PeakPart, {"owner": _STR, "bytes": _INT, "blocks": _INT}),
+    ("misses", _C.SegmentMiss, {"time_ns": _INT, "requested": _INT, "segment": _INT,
+                                "cached_free": _INT, "largest_free_block": _INT}),
+    ("marks", _C.TimelineMark, {"time_ns": _INT, "ordinal": _INT, "bytes": _INT, "route": _STR}),
+)
+
+
+def _where(where, item):
+    """A SourceLocation from the location fields of `item` (checked)."""
+    item = _checked(where, item, _WHERE)
     w = _C.SourceLocation()
-    w.function, w.file, w.line = item.get("function", ""), item.get("file", ""), int(item.get("line", 0))
+    w.function, w.file, w.line = item.get("function", ""), item.get("file", ""), item.get("line", 0)
     return w
 
 
-def _timeline(item):
-    """A DeviceTimeline from its JSON (Report::to_json's "timelines")."""
+def _timeline(where, item):
+    """A DeviceTimeline from its JSON (Report::to_json's "timelines"), each
+    field checked as from_json checks the others."""
+    item = _checked(where, item, _TIMELINE)
     t = _C.DeviceTimeline()
     for name in ("device", "peak_bytes", "peak_reserved", "peak_time_ns", "explained_by", "explanation"):
         if name in item:
             setattr(t, name, item[name])
-    t.peak_where = _where(item.get("peak_where", {}))
+    t.peak_where = _where(f"{where}.peak_where", item.get("peak_where", {}))
     samples = []
-    for time_ns, allocated, reserved in item.get("samples", []):
+    for i, sample in enumerate(item.get("samples", [])):
+        if not (isinstance(sample, list) and len(sample) == 3 and all(_fits(v, _INT) for v in sample)):
+            raise ValueError(f"devcopy: {where}.samples[{i}] is {_json_type(sample)}, "
+                             "expected [time_ns, allocated, reserved] (three integers)")
         s = _C.MemorySample()
-        s.time_ns, s.allocated, s.reserved = time_ns, allocated, reserved
+        s.time_ns, s.allocated, s.reserved = sample
         samples.append(s)
     t.samples = samples
-    groups = (("parts", _C.PeakPart, ("owner", "bytes", "blocks")),
-              ("misses", _C.SegmentMiss, ("time_ns", "requested", "segment", "cached_free",
-                                          "largest_free_block")),
-              ("marks", _C.TimelineMark, ("time_ns", "ordinal", "bytes", "route")))
-    for key, kind, names in groups:
+    for key, kind, fields in _TIMELINE_LISTS:
         out = []
-        for entry in item.get(key, []):
+        for i, entry in enumerate(item.get(key, [])):
+            entry = _checked(f"{where}.{key}[{i}]", entry, fields)
             obj = kind()
-            for name in names:
+            for name in fields:
                 if name in entry:
                     setattr(obj, name, entry[name])
-            obj.where = _where(entry)
+            obj.where = _where(f"{where}.{key}[{i}]", entry)
             out.append(obj)
         setattr(t, key, out)
     return t
@@ -237,8 +261,11 @@ class Report:
                     obj.function = item.get("function", "")
                     obj.count = item.get("count", 1)
                 native.add(obj)
-        for item in data.get("timelines", []):
-            native.add(_timeline(item))
+        timelines = data.get("timelines", [])
+        if not isinstance(timelines, list):
+            raise ValueError(f"devcopy: timelines is {_json_type(timelines)}, expected a list")
+        for i, item in enumerate(timelines):
+            native.add(_timeline(f"timelines[{i}]", item))
         syncs = data.get("host_syncs", 0)
         if not _fits(syncs, _INT):
             raise ValueError(f"devcopy: host_syncs is {_json_type(syncs)}, expected {_INT}")

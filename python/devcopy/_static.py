@@ -15,26 +15,63 @@ def is_static(data):
         all(isinstance(f, dict) and "rule" in f for f in findings)
 
 
+def _field(obj, key, kind, default, where, path):
+    """obj[key] when it is a `kind` (dict, list, str or int), `default` when
+    absent or null; ValueError naming `where` otherwise."""
+    value = obj.get(key)
+    if value is None:
+        return default
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        names = {dict: "an object", list: "a list", str: "a string", int: "an integer"}
+        raise ValueError(f"devcopy: {path}: {where}.{key} is not {names[kind]}")
+    return value
+
+
+def _sarif_result(r, where, path):
+    if not isinstance(r, dict):
+        raise ValueError(f"devcopy: {path}: {where} is not an object")
+    locations = _field(r, "locations", list, [], where, path)
+    first = locations[0] if locations else {}
+    if not isinstance(first, dict):
+        raise ValueError(f"devcopy: {path}: {where}.locations[0] is not an object")
+    loc = _field(first, "physicalLocation", dict, {}, f"{where}.locations[0]", path)
+    at = f"{where}.locations[0].physicalLocation"
+    return {"rule": _field(r, "ruleId", str, "?", where, path),
+            "level": _field(r, "level", str, "warning", where, path),
+            "file": _field(_field(loc, "artifactLocation", dict, {}, at, path), "uri", str, "",
+                           f"{at}.artifactLocation", path),
+            "line": _field(_field(loc, "region", dict, {}, at, path), "startLine", int, 0,
+                           f"{at}.region", path),
+            "message": _field(_field(r, "message", dict, {}, where, path), "text", str, "",
+                              f"{where}.message", path)}
+
+
 def static_findings(data, path="the document"):
     """The findings of a static run (`data`: parsed SARIF or JSON).
 
     Args:
         data: the parsed document.
         path: its name, for errors.
+
+    Raises:
+        ValueError: a field is not of its type; the message names it.
     """
     out = []
     if "runs" in data:
-        for run in data.get("runs") or []:
-            for r in run.get("results") or []:
-                loc = ((r.get("locations") or [{}])[0]).get("physicalLocation", {})
-                out.append({"rule": r.get("ruleId", "?"), "level": r.get("level", "warning"),
-                            "file": loc.get("artifactLocation", {}).get("uri", ""),
-                            "line": int(loc.get("region", {}).get("startLine", 0)),
-                            "message": (r.get("message") or {}).get("text", "")})
+        for i, run in enumerate(_field(data, "runs", list, [], "the document", path)):
+            if not isinstance(run, dict):
+                raise ValueError(f"devcopy: {path}: runs[{i}] is not an object")
+            for j, r in enumerate(_field(run, "results", list, [], f"runs[{i}]", path)):
+                out.append(_sarif_result(r, f"runs[{i}].results[{j}]", path))
         return out
-    for f in data.get("findings", []):
-        out.append({"rule": f["rule"], "level": f.get("level", "warning"), "file": f.get("file", ""),
-                    "line": int(f.get("line", 0)), "message": f.get("message", "")})
+    for i, f in enumerate(data.get("findings", [])):
+        where = f"findings[{i}]"
+        out.append({"rule": _field(f, "rule", str, "?", where, path),
+                    "level": _field(f, "level", str, "warning", where, path),
+                    "file": _field(f, "file", str, "", where, path),
+                    "line": _field(f, "line", int, 0, where, path),
+                    "message": _field(f, "message", str, "", where, path)})
     return out
 
 
@@ -47,9 +84,5 @@ def load(text, path):
     except RecursionError:
         raise ValueError("devcopy: nested too deeply to be a devcopy report") from None
     if is_static(data):
-        try:
-            return "static", static_findings(data, path)
-        except (AttributeError, TypeError, ValueError, IndexError) as e:
-            raise ValueError(f"devcopy: not a SARIF or devcopy JSON report ({type(e).__name__}: {e})") \
-                from None
+        return "static", static_findings(data, path)
     return "probe", data

@@ -45,7 +45,14 @@ def mistyped():
     ('{"findings":[{"bytes": 99999999999999999999}]}', "findings[0].bytes is an integer out of range"),
     ('{"findings":[], "devices": {}}', "devices is an object, expected a list"),
     ('{"findings":[], "host_syncs": true}', "host_syncs is true, expected an integer"),
-], ids=["mistyped", "deep", "number-item", "string-list", "float", "huge", "devices", "syncs"])
+    # Found by tests/fuzz_report.py: the timeline reader trusted every field.
+    ('{"findings":[], "timelines": true}', "timelines is true, expected a list"),
+    ('{"findings":[], "timelines": [{"samples": 1.5}]}', "timelines[0].samples is a number, expected a list"),
+    ('{"findings":[], "timelines": [{"samples": [[1, 2]]}]}', "timelines[0].samples[0] is a list, expected"),
+    ('{"findings":[], "timelines": [{"marks": [{"line": 4294967296}]}]}',
+     "timelines[0].marks[0].line is an integer, expected a line number"),
+], ids=["mistyped", "deep", "number-item", "string-list", "float", "huge", "devices", "syncs",
+        "timelines", "samples", "sample", "line"])
 def test_report_command_rejects_bad_reports_in_one_line(tmp_path, text, message):
     saved = tmp_path / "saved.json"
     saved.write_text(text)
@@ -188,3 +195,19 @@ def test_version_is_the_projects_one():
     assert devcopy.__version__ == (root / "VERSION").read_text().strip()
     assert metadata.version("devcopy") == devcopy.__version__
     assert torch.__version__  # the package imported torch, as the extension needs
+
+
+@pytest.mark.parametrize("sarif, where", [
+    ({"version": "2.1.0", "runs": [{"results": [{"locations": {"0": 1}}]}]}, "runs[0].results[0].locations"),
+    ({"version": "2.1.0", "runs": [{"results": [{"message": "text"}]}]}, "runs[0].results[0].message"),
+    ({"version": "2.1.0", "runs": 3}, "the document.runs"),
+], ids=["locations", "message", "runs"])
+def test_report_command_rejects_bad_static_runs_in_one_line(tmp_path, sarif, where):
+    """Found by tests/fuzz_report.py: a SARIF field of the wrong type raised
+    KeyError from the static reader."""
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps(GOOD))
+    saved = tmp_path / "run.sarif"
+    saved.write_text(json.dumps(sarif))
+    one_line_error(run_cli("report", "--html", str(probe), str(saved), "-o", str(tmp_path / "page.html")),
+                   where)

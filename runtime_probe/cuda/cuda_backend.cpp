@@ -99,51 +99,94 @@ std::string cuda_device_uuid(int device) {
   return out;
 }
 
-std::vector<Print> fingerprint_cuda(int device,
-                                    const std::vector<Span> &spans) {
-  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  std::vector<Print> out(spans.size());
-  for (std::size_t start = 0; start < spans.size(); start += kBatch) {
-    const std::size_t n = std::min(kBatch, spans.size() - start);
-    std::vector<gpu::Desc> descs(n);
-    std::uint64_t blocks = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const Span &s = spans[start + i];
-      descs[i] = {s.data, static_cast<std::uint64_t>(s.nbytes), blocks,
-                  s.itemsize};
-      blocks += gpu::blocks_for(s.nbytes);
-    }
-    const std::size_t desc_bytes = (n * sizeof(gpu::Desc) + 15) / 16 * 16;
-    Buffer buf(desc_bytes +
-               n * (sizeof(unsigned long long) + sizeof(unsigned int)));
-    auto *sums = buf.as<unsigned long long>(desc_bytes);
-    auto *varied =
-        buf.as<unsigned int>(desc_bytes + n * sizeof(unsigned long long));
-    C10_CUDA_CHECK(cudaMemcpyAsync(buf.as<gpu::Desc>(), descs.data(),
-                                   n * sizeof(gpu::Desc),
-                                   cudaMemcpyHostToDevice, stream));
-    C10_CUDA_CHECK(cudaMemsetAsync(
-        sums, 0, n * (sizeof(unsigned long long) + sizeof(unsigned int)),
-        stream));
-    gpu::launch_fingerprint(buf.as<gpu::Desc>(), static_cast<int>(n), blocks,
-                            sums, varied, stream);
-    C10_CUDA_CHECK(cudaGetLastError());
-    std::vector<unsigned long long> host_sums(n);
-    std::vector<unsigned int> host_varied(n);
-    C10_CUDA_CHECK(cudaMemcpyAsync(host_sums.data(), sums,
-                                   n * sizeof(unsigned long long),
-                                   cudaMemcpyDeviceToHost, stream));
-    C10_CUDA_CHECK(cudaMemcpyAsync(host_varied.data(), varied,
-                                   n * sizeof(unsigned int),
-                                   cudaMemcpyDeviceToHost, stream));
-    C10_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (std::size_t i = 0; i < n; ++i) {
-      out[start + i].hash = finish(host_sums[i], descs[i].nbytes);
-      out[start + i].constant = host_varied[i] == 0;
+namespace {
+
+// One launch of at most kBatch descriptors: its device buffer (descriptors,
+// then the sums and the varied flags) lives until the sums are read.
+struct Launch {
+  std::vector<gpu::Desc> descs;
+  std::unique_ptr<Buffer> buf;
+  std::size_t sums_at = 0, varied_at = 0;
+};
+
+class InFlight final : public CudaPrints {
+public:
+  InFlight(int device, const std::vector<Span> &spans) : device_(device) {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+    for (std::size_t start = 0; start < spans.size(); start += kBatch) {
+      const std::size_t n = std::min(kBatch, spans.size() - start);
+      Launch &l = launches_.emplace_back();
+      std::uint64_t blocks = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const Span &s = spans[start + i];
+        l.descs.push_back(
+            {s.data, static_cast<std::uint64_t>(s.nbytes), blocks, s.itemsize});
+        blocks += gpu::blocks_for(s.nbytes);
+      }
+      l.sums_at = (n * sizeof(gpu::Desc) + 15) / 16 * 16;
+      l.varied_at = l.sums_at + n * sizeof(unsigned long long);
+      l.buf = std::make_unique<Buffer>(l.varied_at + n * sizeof(unsigned int));
+      auto *sums = l.buf->as<unsigned long long>(l.sums_at);
+      C10_CUDA_CHECK(cudaMemcpyAsync(l.buf->as<gpu::Desc>(), l.descs.data(),
+                                     n * sizeof(gpu::Desc),
+                                     cudaMemcpyHostToDevice, stream));
+      C10_CUDA_CHECK(cudaMemsetAsync(
+          sums, 0, n * (sizeof(unsigned long long) + sizeof(unsigned int)),
+          stream));
+      gpu::launch_fingerprint(l.buf->as<gpu::Desc>(), static_cast<int>(n),
+                              blocks, sums,
+                              l.buf->as<unsigned int>(l.varied_at), stream);
+      C10_CUDA_CHECK(cudaGetLastError());
     }
   }
-  return out;
+
+  std::vector<Print> finish() override {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
+    cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+    std::vector<Print> out;
+    for (Launch &l : launches_) {
+      const std::size_t n = l.descs.size();
+      // Pageable destinations: each copy returns once it is done.
+      std::vector<unsigned long long> sums(n);
+      std::vector<unsigned int> varied(n);
+      C10_CUDA_CHECK(cudaMemcpyAsync(
+          sums.data(), l.buf->as<unsigned long long>(l.sums_at),
+          n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+      C10_CUDA_CHECK(cudaMemcpyAsync(
+          varied.data(), l.buf->as<unsigned int>(l.varied_at),
+          n * sizeof(unsigned int), cudaMemcpyDeviceToHost, stream));
+      C10_CUDA_CHECK(cudaStreamSynchronize(stream));
+      for (std::size_t i = 0; i < n; ++i) {
+        Print p;
+        p.hash = finish_hash(sums[i], l.descs[i].nbytes);
+        p.constant = varied[i] == 0;
+        out.push_back(p);
+      }
+      l.buf.reset();
+    }
+    launches_.clear();
+    return out;
+  }
+
+  std::vector<std::uint64_t> scratch() const override {
+    std::vector<std::uint64_t> blocks;
+    for (const Launch &l : launches_)
+      if (l.buf)
+        blocks.push_back(reinterpret_cast<std::uint64_t>(l.buf->as<void>()));
+    return blocks;
+  }
+
+private:
+  int device_;
+  std::vector<Launch> launches_;
+};
+
+} // namespace
+
+std::unique_ptr<CudaPrints> fingerprint_cuda(int device,
+                                             const std::vector<Span> &spans) {
+  return std::make_unique<InFlight>(device, spans);
 }
 
 bool equal_cuda(const Span &a, int device_a, const Span &b, int device_b) {
@@ -201,7 +244,8 @@ bool equal_cuda(const Span &a, int device_a, const Span &b, int device_b) {
   return differs == 0;
 }
 
-AllocatorState cuda_allocator_state(int device, bool with_blocks) {
+AllocatorState cuda_allocator_state(int device, bool with_blocks,
+                                    const std::vector<std::uint64_t> &scratch) {
   AllocatorState s;
   if (device < 0 || device >= cuda_device_count())
     return s;
@@ -228,11 +272,15 @@ AllocatorState cuda_allocator_state(int device, bool with_blocks) {
     std::uint64_t addr = seg.address; // blocks tile their segment in order
     for (const auto &b : seg.blocks) {
       const auto size = static_cast<std::int64_t>(b.size);
-      if (!b.allocated)
+      const bool ours = b.allocated && std::find(scratch.begin(), scratch.end(),
+                                                 addr) != scratch.end();
+      if (ours)
+        s.allocated -= size;
+      if (!b.allocated || ours)
         s.largest_free = std::max(s.largest_free, size);
-      Block block{addr, size, b.allocated, {}};
+      Block block{addr, size, b.allocated && !ours, {}};
 #if TORCH_VERSION_MAJOR >= 2
-      if (b.allocated)
+      if (block.allocated)
         block.context =
             b.context_when_allocated; // converts to shared_ptr<void>
 #endif

@@ -63,24 +63,45 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint64_t pat1 = pat.word[pat.period == 2 ? 1 : 0];
   std::uint64_t sum = 0, diff = pat.period == 0 ? 1 : 0;
   const std::uint64_t base = (block - d.first_block) * kBlockWords;
-  for (int round = 0; round < kRounds; ++round) {
+  if (aligned16 && base + kBlockWords <= full) {
+    // Every block but a storage's last: all loads of a round are issued
+    // before any is used, with no bounds test between them.
+    for (int round = 0; round < kRounds; ++round) {
+      ulonglong2 v[kUnroll];
+      const std::uint64_t first =
+          base + 2 * (static_cast<std::uint64_t>(round) * kUnroll * kThreads +
+                      threadIdx.x);
 #pragma unroll
-    for (int k = 0; k < kUnroll; ++k) {
-      const std::uint64_t i =
-          base +
-          2 * ((static_cast<std::uint64_t>(round) * kUnroll + k) * kThreads +
-               threadIdx.x);
-      if (aligned16 && i + 2 <= full) {
-        const ulonglong2 v =
-            __ldg(reinterpret_cast<const ulonglong2 *>(d.data + i * 8));
-        sum += word_term(v.x, i) + word_term(v.y, i + 1);
-        diff |= (v.x ^ pat.word[0]) | (v.y ^ pat1); // i is even
-      } else {
-        for (std::uint64_t j = i; j < i + 2 && j < words; ++j) {
-          const std::uint64_t w = load_word(d.data, d.nbytes, j, aligned8);
-          sum += word_term(w, j);
-          diff |=
-              (w ^ ((j & 1) ? pat1 : pat.word[0])) & valid_mask(d.nbytes, j);
+      for (int k = 0; k < kUnroll; ++k)
+        v[k] = __ldg(reinterpret_cast<const ulonglong2 *>(d.data) + first / 2 +
+                     std::uint64_t{k} * kThreads);
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k) {
+        const std::uint64_t i = first + 2 * std::uint64_t{k} * kThreads;
+        sum += word_term(v[k].x, i) + word_term(v[k].y, i + 1);
+        diff |= (v[k].x ^ pat.word[0]) | (v[k].y ^ pat1);
+      }
+    }
+  } else {
+    for (int round = 0; round < kRounds; ++round) {
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k) {
+        const std::uint64_t i =
+            base +
+            2 * ((static_cast<std::uint64_t>(round) * kUnroll + k) * kThreads +
+                 threadIdx.x);
+        if (aligned16 && i + 2 <= full) {
+          const ulonglong2 v =
+              __ldg(reinterpret_cast<const ulonglong2 *>(d.data + i * 8));
+          sum += word_term(v.x, i) + word_term(v.y, i + 1);
+          diff |= (v.x ^ pat.word[0]) | (v.y ^ pat1); // i is even
+        } else {
+          for (std::uint64_t j = i; j < i + 2 && j < words; ++j) {
+            const std::uint64_t w = load_word(d.data, d.nbytes, j, aligned8);
+            sum += word_term(w, j);
+            diff |=
+                (w ^ ((j & 1) ? pat1 : pat.word[0])) & valid_mask(d.nbytes, j);
+          }
         }
       }
     }

@@ -30,9 +30,21 @@ bool equal_host(const Span &a, const Span &b);
 // CUDA memory. Every function is callable without CUDA (stubs answer
 // "unknown"), so inspect() needs no #ifdef.
 bool cuda_compiled();
-/// Fingerprints spans that all live on CUDA device `device`, in a few kernel
-/// launches on the current stream, with O(spans) bytes of device memory.
-std::vector<Print> fingerprint_cuda(int device, const std::vector<Span> &spans);
+/// Fingerprints of spans that all live on one CUDA device, in flight: the
+/// kernels run on the current stream while the host goes on (inspect() reads
+/// the allocator meanwhile); finish() waits and returns them, span for span.
+class CudaPrints {
+public:
+  virtual ~CudaPrints() = default;
+  virtual std::vector<Print> finish() = 0;
+  /// Addresses of the device blocks holding the kernels' descriptors and
+  /// sums until finish(): the probe's own memory, not the user's.
+  virtual std::vector<std::uint64_t> scratch() const = 0;
+};
+/// Launches the fingerprint kernels for `spans` on CUDA device `device`, with
+/// O(spans) bytes of device memory, and returns without waiting.
+std::unique_ptr<CudaPrints> fingerprint_cuda(int device,
+                                             const std::vector<Span> &spans);
 /// Exact comparison; `device` -1 means host memory. Bytes move in bounded
 /// chunks through a staging buffer, never whole tensors.
 bool equal_cuda(const Span &a, int device_a, const Span &b, int device_b);
@@ -54,7 +66,11 @@ struct AllocatorState {
 };
 
 /// The caching allocator's view of `device`; blocks only when `with_blocks`.
-AllocatorState cuda_allocator_state(int device, bool with_blocks);
+/// Blocks at the addresses in `scratch` (CudaPrints::scratch() of prints in
+/// flight) count as free, as they will be once the prints are read.
+AllocatorState
+cuda_allocator_state(int device, bool with_blocks,
+                     const std::vector<std::uint64_t> &scratch = {});
 /// The allocation stack of `block`, one frame a line; empty unless history is
 /// recorded (LibTorch 2.x). Symbolizing is slow: call it for reported blocks
 /// only.

@@ -8,7 +8,7 @@
 namespace devcopy::detail {
 
 bool cuda_compiled() { return false; }
-std::vector<Print> fingerprint_cuda(int, const std::vector<Span> &) {
+std::unique_ptr<CudaPrints> fingerprint_cuda(int, const std::vector<Span> &) {
   throw std::logic_error(
       "devcopy: built without CUDA, cannot read CUDA memory");
 }
@@ -16,7 +16,10 @@ bool equal_cuda(const Span &, int, const Span &, int) {
   throw std::logic_error(
       "devcopy: built without CUDA, cannot read CUDA memory");
 }
-AllocatorState cuda_allocator_state(int, bool) { return {}; }
+AllocatorState cuda_allocator_state(int, bool,
+                                    const std::vector<std::uint64_t> &) {
+  return {};
+}
 std::vector<std::string> cuda_block_context(const Block &) { return {}; }
 int cuda_device_count() { return 0; }
 std::string cuda_device_uuid(int) { return {}; }

@@ -114,10 +114,9 @@ Report run(const torch::nn::Module &module, Group &g,
            const DistributedOptions &o) {
   const int rank = g.getRank(), size = g.getSize();
   detail::Collected c = detail::collect(module, o.inspect);
-  const std::vector<detail::Print> prints =
-      detail::fingerprints(c.storages, /*all=*/true);
+  detail::Fingerprints prints(c.storages, /*all=*/true);
   std::vector<std::vector<std::string>> names;
-  detail::RankRecord rec = record(rank, c.storages, prints, names);
+  detail::RankRecord rec = record(rank, c.storages, prints.wait(), names);
   Report report = detail::inspect_collected(std::move(c), prints, o.inspect);
   add_devices(rec, report);
   const std::vector<unsigned char> mine = encode(rec);

@@ -33,7 +33,7 @@ DEVCOPY_HD std::uint64_t word_term(std::uint64_t word, std::uint64_t index) {
   return (static_cast<std::uint64_t>(a) << 32) + b;
 }
 
-DEVCOPY_HD std::uint64_t finish(std::uint64_t sum, std::uint64_t nbytes) {
+DEVCOPY_HD std::uint64_t finish_hash(std::uint64_t sum, std::uint64_t nbytes) {
   std::uint64_t x = sum ^ (nbytes * 0x9E3779B97F4A7C15ull);
   x ^= x >> 31;
   x *= 0x7FB5D329728EA185ull;

@@ -35,8 +35,8 @@ bool same_bytes(const Storage &a, const Storage &b) {
 
 // Without `all`, only the storages that have a partner of the same size and
 // dtype: a storage with no such partner cannot be a copy.
-std::vector<detail::Print> detail::fingerprints(const std::vector<Storage> &st,
-                                                bool all) {
+detail::Fingerprints::Fingerprints(const std::vector<Storage> &st, bool all)
+    : prints_(st.size()) {
   std::map<std::pair<std::int64_t, int>, int> size_count;
   for (const Storage &s : st)
     if (s.comparable && s.span.nbytes > 0)
@@ -47,19 +47,43 @@ std::vector<detail::Print> detail::fingerprints(const std::vector<Storage> &st,
         (all || (st[i].comparable &&
                  size_count[{st[i].span.nbytes, int(st[i].dtype)}] > 1)))
       by_device[device_slot(st[i].device)].push_back(i);
-  std::vector<detail::Print> prints(st.size());
-  for (const auto &[slot, idx] : by_device) {
+  for (auto &[slot, idx] : by_device) {
     std::vector<detail::Span> spans;
     for (std::size_t i : idx)
       spans.push_back(st[i].span);
-    auto p = slot < 0 ? detail::fingerprint_host(spans)
-                      : detail::fingerprint_cuda(slot, spans);
+    if (slot >= 0) {
+      pending_.push_back(
+          {slot, std::move(idx), detail::fingerprint_cuda(slot, spans)});
+      continue;
+    }
+    const std::vector<Print> p = detail::fingerprint_host(spans);
     for (std::size_t k = 0; k < idx.size(); ++k) {
-      prints[idx[k]] = p[k];
-      prints[idx[k]].known = true;
+      prints_[idx[k]] = p[k];
+      prints_[idx[k]].known = true;
     }
   }
-  return prints;
+}
+
+std::vector<std::uint64_t> detail::Fingerprints::scratch(int slot) const {
+  std::vector<std::uint64_t> blocks;
+  for (const Pending &p : pending_)
+    if (p.slot == slot) {
+      const std::vector<std::uint64_t> b = p.prints->scratch();
+      blocks.insert(blocks.end(), b.begin(), b.end());
+    }
+  return blocks;
+}
+
+const std::vector<detail::Print> &detail::Fingerprints::wait() {
+  for (Pending &p : pending_) {
+    const std::vector<Print> got = p.prints->finish();
+    for (std::size_t k = 0; k < p.storages.size(); ++k) {
+      prints_[p.storages[k]] = got[k];
+      prints_[p.storages[k]].known = true;
+    }
+  }
+  pending_.clear();
+  return prints_;
 }
 
 namespace {
@@ -224,8 +248,8 @@ void cached(int slot, const detail::AllocatorState &a, const InspectOptions &o,
   report.add(std::move(f));
 }
 
-void memory(const std::vector<Storage> &st, const InspectOptions &o,
-            Report &report) {
+void memory(const std::vector<Storage> &st, const detail::Fingerprints &prints,
+            const InspectOptions &o, Report &report) {
   std::map<int, std::int64_t> reachable; // slot -> bytes; each storage once
   for (const Storage &s : st)
     reachable[device_slot(s.device)] += s.span.nbytes;
@@ -244,8 +268,8 @@ void memory(const std::vector<Storage> &st, const InspectOptions &o,
                        .str();
     m.reachable_bytes = bytes;
     if (slot >= 0 && o.allocator) {
-      detail::AllocatorState a =
-          detail::cuda_allocator_state(slot, /*with_blocks=*/true);
+      detail::AllocatorState a = detail::cuda_allocator_state(
+          slot, /*with_blocks=*/true, prints.scratch(slot));
       if (a.known) {
         m.allocated_bytes = a.allocated;
         m.reserved_bytes = a.reserved;
@@ -261,12 +285,16 @@ void memory(const std::vector<Storage> &st, const InspectOptions &o,
 
 } // namespace
 
-Report detail::inspect_collected(Collected c, const std::vector<Print> &prints,
+Report detail::inspect_collected(Collected c, Fingerprints &prints,
                                  const InspectOptions &options) {
+  // The allocator is read while the fingerprint kernels run: on the GPU its
+  // snapshot costs as much as a sixth of the bytes' hashing.
+  Report memory_report;
+  memory(c.storages, prints, options, memory_report);
   Report report;
-  find_duplicates(c.storages, prints, report);
+  find_duplicates(c.storages, prints.wait(), report);
   list_shared(c.storages, report);
-  memory(c.storages, options, report);
+  report.merge(memory_report);
   for (Skipped &s : c.skipped)
     report.add(std::move(s));
   return report;
@@ -274,8 +302,7 @@ Report detail::inspect_collected(Collected c, const std::vector<Print> &prints,
 
 Report inspect(const torch::nn::Module &module, const InspectOptions &options) {
   detail::Collected c = detail::collect(module, options);
-  std::vector<detail::Print> prints =
-      detail::fingerprints(c.storages, /*all=*/false);
+  detail::Fingerprints prints(c.storages, /*all=*/false);
   return detail::inspect_collected(std::move(c), prints, options);
 }
 
