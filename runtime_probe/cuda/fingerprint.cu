@@ -74,10 +74,11 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < kUnroll; ++k)
         v[k] = __ldg(reinterpret_cast<const ulonglong2 *>(d.data) + first / 2 +
-                     std::uint64_t{k} * kThreads);
+                     static_cast<std::uint64_t>(k) * kThreads);
 #pragma unroll
       for (int k = 0; k < kUnroll; ++k) {
-        const std::uint64_t i = first + 2 * std::uint64_t{k} * kThreads;
+        const std::uint64_t i =
+            first + 2 * static_cast<std::uint64_t>(k) * kThreads;
         sum += word_term(v[k].x, i) + word_term(v[k].y, i + 1);
         diff |= (v[k].x ^ pat.word[0]) | (v[k].y ^ pat1);
       }
