@@ -4,6 +4,8 @@
 #
 #   bash bench/loop_scaling.sh [BUILD_DIR]     (default: build)
 #   SIZES="250 500 1000 2000 4000 8000" REPS=1 bash bench/loop_scaling.sh
+#   SIZES= SYNC_SIZES="1000 2000" CHECKS="host-sync-in-loop" bash bench/loop_scaling.sh
+#     (an empty SIZES or SYNC_SIZES skips that sweep; CHECKS picks checks)
 #
 # For each size N it generates one function whose loop body holds N
 # statements over a dozen tensors (arithmetic, in-place updates, calls,
@@ -13,27 +15,33 @@
 # time above the parse, divided by N, is printed in microseconds per
 # statement. Linear analysis keeps that figure flat as N grows.
 #
-# A second sweep (SYNC_SIZES, default 1000 2000 4000 10000) times loops made
-# of nothing but host reads, N of one shape each: `s += t.item<float>();`
-# and `s += t.to(d).sum().item<float>();` (one value read N times), and
-# `s += tK.item<float>();` over 64 tensors; every check, same figure.
+# A second sweep (SYNC_SIZES, default 1000 2000 4000 8000 16000) times loops
+# made of nothing but host reads and copies, N of one shape each:
+# `s += t.item<float>();` and `s += t.to(d).sum().item<float>();` (one value
+# read N times), and `s += tK.item<float>();` over 64 tensors. Each check runs
+# alone, side by side with `clang++-19 -fsyntax-only` on the same file; per N
+# it prints the parse time, each check's CPU seconds and their ratio to the
+# parse (the check's run parses too): linear analysis keeps the ratio flat.
+# A run past SYNC_LIMIT seconds (default 300) is stopped and shown as ">".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 tidy=$build/analyzer/devcopy-tidy
 [[ -x $tidy ]] || { echo "loop_scaling: $tidy not found; build target devcopy-tidy first" >&2; exit 1; }
 
-exec python3 - "$tidy" "${REPS:-1}" "${SYNC_SIZES:-1000 2000 4000 10000}" \
-  ${SIZES:-250 500 1000 2000 4000 8000} <<'PY'
+exec python3 - "$tidy" "${REPS:-1}" "${SYNC_SIZES-1000 2000 4000 8000 16000}" "${SYNC_LIMIT:-300}" \
+  "${CHECKS:-}" ${SIZES-250 500 1000 2000 4000 8000} <<'PY'
 import os, sys, tempfile
 sys.path.insert(0, "bench")
 from benchlib import timed
 
 tidy, reps = sys.argv[1], int(sys.argv[2])
 sync_sizes = [int(s) for s in sys.argv[3].split()]
-sizes = [int(s) for s in sys.argv[4:]]
-checks = ["discarded-copy", "redundant-chain", "repeated-module-move", "copy-in-loop",
-          "create-then-move", "host-sync-in-loop"]
+sync_limit = float(sys.argv[4])
+sizes = [int(s) for s in sys.argv[6:]]
+checks = sys.argv[5].split() or [
+    "discarded-copy", "redundant-chain", "repeated-module-move", "copy-in-loop",
+    "create-then-move", "host-sync-in-loop"]
 args = ["--", "-std=c++17", "-isystem", os.path.abspath("tests/analyzer/mock")]
 
 def source(n):
@@ -126,13 +134,56 @@ float read(torch::Tensor t, int steps) {{
     return make
 
 
-sweep("mixed loop body", sizes, source)
+def limited_cpu_seconds(cmd):
+    """CPU seconds of cmd, or None when it ran past sync_limit."""
+    _, cpu, p = timed(["timeout", str(sync_limit)] + cmd)
+    if p.returncode == 124:
+        return None
+    if p.returncode not in (0, 1) or ": error:" in p.stdout:
+        sys.exit(f"loop_scaling: {' '.join(cmd)} failed:\n{(p.stdout + p.stderr)[-2000:]}")
+    return cpu
+
+
+def sync_sweep(title, sizes, make):
+    """Prints, per size, the parse time (clang++-19 -fsyntax-only) and each
+    check's CPU seconds with their ratio to it."""
+    print(title)
+    print(f"{'statements':>10} {'parse s':>8} " + " ".join(f"{c:>22}" for c in checks))
+    print(f"{'':>10} {'':>8} " + " ".join(f"{'s (x parse)':>22}" for c in checks))
+    given_up = set()  # a check past the limit at one size is not run at larger ones
+    for n in sizes:
+        path = os.path.join(tmp, f"syncs_{n}.cpp")
+        with open(path, "w") as f:
+            f.write(make(n))
+        parse_cmd = ["clang++-19", "-fsyntax-only"] + args[1:] + [path]
+        best = {}
+        for _ in range(reps):
+            for name in ["parse"] + checks:  # side by side: alternate per repetition
+                if name in given_up:
+                    continue
+                cmd = parse_cmd if name == "parse" else \
+                    [tidy, f"--checks=-*,devcopy-{name}", "--quiet", path] + args
+                t = limited_cpu_seconds(cmd)
+                if t is None:
+                    given_up.add(name)
+                    best.pop(name, None)
+                else:
+                    best[name] = min(best.get(name, t), t)
+        parse = best["parse"]
+        cells = [f"{'>' + str(int(sync_limit)):>13} s ({'-':>5})" if c not in best else
+                 f"{best[c]:13.2f} s ({best[c] / parse:5.1f})" for c in checks]
+        print(f"{n:>10} {parse:8.2f} " + " ".join(cells), flush=True)
+        os.unlink(path)
+
+
+if sizes:
+    sweep("mixed loop body", sizes, source)
 if sync_sizes:
-    sweep("\nmany syncs: s += t.item<float>();", sync_sizes,
-          syncs(lambda k: "s += t.item<float>();"))
-    sweep("\nmany syncs: s += t.to(d).sum().item<float>();", sync_sizes,
-          syncs(lambda k: "s += t.to(d).sum().item<float>();"))
-    sweep("\nmany syncs: s += tK.item<float>(); over 64 tensors", sync_sizes,
-          syncs(lambda k: f"s += t{k % 64}.item<float>();"))
+    sync_sweep("\nmany syncs: s += t.item<float>();", sync_sizes,
+               syncs(lambda k: "s += t.item<float>();"))
+    sync_sweep("\nmany syncs: s += t.to(d).sum().item<float>();", sync_sizes,
+               syncs(lambda k: "s += t.to(d).sum().item<float>();"))
+    sync_sweep("\nmany syncs: s += tK.item<float>(); over 64 tensors", sync_sizes,
+               syncs(lambda k: f"s += t{k % 64}.item<float>();"))
 os.rmdir(tmp)
 PY

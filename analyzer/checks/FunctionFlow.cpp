@@ -36,8 +36,7 @@ FunctionFlow::FunctionFlow(const FunctionBody &F, ASTContext &Ctx) {
   TheCFG = CFG::buildCFG(F.Fn, const_cast<Stmt *>(F.Body), &Ctx, Options);
   this->Ctx = &Ctx;
   if (TheCFG)
-    Sequence =
-        std::make_unique<utils::ExprSequence>(TheCFG.get(), F.Body, &Ctx);
+    Sequence = std::make_unique<SequenceIndex>(TheCFG.get(), F.Body, &Ctx);
 }
 
 bool FunctionFlow::loopRepeats(const Stmt &Loop) {

@@ -1,8 +1,10 @@
 // The control flow of one function body, for the loop checks: clang's CFG and
-// clang-tidy's ExprSequence (as bugprone-use-after-move uses them), built
+// the sequencing of clang-tidy's ExprSequence (as bugprone-use-after-move uses
+// them), built
 // once per function and kept for the translation unit.
 #pragma once
 
+#include "Sequence.h"
 #include "clang-tidy/utils/ExprSequence.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Analysis/Analyses/Dominators.h"
@@ -34,7 +36,7 @@ public:
   /// CFG (trivially false edges pruned). `do { ... } while (0)` and
   /// `while (true) { ...; break; }` run once.
   bool loopRepeats(const Stmt &Loop);
-  /// \p Before is sequenced before \p After (utils::ExprSequence); false
+  /// \p Before is sequenced before \p After (SequenceIndex); false
   /// without a CFG.
   bool inSequence(const Stmt *Before, const Stmt *After) const;
   const CFG *cfg() const { return TheCFG.get(); }
@@ -49,7 +51,7 @@ private:
   bool conditionSequenced(const Stmt *Before, const Stmt *After) const;
   ASTContext *Ctx = nullptr;
   std::unique_ptr<CFG> TheCFG;
-  std::unique_ptr<utils::ExprSequence> Sequence;
+  std::unique_ptr<SequenceIndex> Sequence;
   std::unique_ptr<utils::StmtToBlockMap> Blocks;
   std::unique_ptr<CFGPostDomTree> PostDominators;
   llvm::DenseMap<const Stmt *, bool> Repeats;

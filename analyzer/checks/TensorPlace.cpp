@@ -1,4 +1,5 @@
 #include "TensorPlace.h"
+#include "Sequence.h"
 #include "TensorPlaceDefinitions.h"
 #include "TorchMatchers.h"
 #include "clang-tidy/utils/ExprSequence.h"
@@ -53,7 +54,7 @@ llvm::StringRef placeName(Place P) {
 /// definitions of its local tensors.
 struct TensorPlaces::FunctionFlow {
   std::unique_ptr<CFG> Graph;
-  std::unique_ptr<utils::ExprSequence> Sequence;
+  std::unique_ptr<SequenceIndex> Sequence;
   std::unique_ptr<utils::StmtToBlockMap> Blocks;
   std::unique_ptr<CFGDomTree> Dominators;
   std::unique_ptr<CFGReverseBlockReachabilityAnalysis> Reach;
@@ -137,8 +138,8 @@ TensorPlaces::FunctionFlow *TensorPlaces::flowOf(const FunctionDecl *FD) {
   Slot->Graph = CFG::buildCFG(FD, FD->getBody(), &Ctx, Options);
   if (!Slot->Graph)
     return nullptr;
-  Slot->Sequence = std::make_unique<utils::ExprSequence>(Slot->Graph.get(),
-                                                         FD->getBody(), &Ctx);
+  Slot->Sequence =
+      std::make_unique<SequenceIndex>(Slot->Graph.get(), FD->getBody(), &Ctx);
   Slot->Blocks =
       std::make_unique<utils::StmtToBlockMap>(Slot->Graph.get(), &Ctx);
   Slot->Dominators = std::make_unique<CFGDomTree>(Slot->Graph.get());

@@ -60,6 +60,17 @@ struct Finding {
   std::string baselineState;
 };
 
+/// A unit's error that is clang-tidy's, about a NOLINT comment it cannot pair
+/// (an open NOLINTBEGIN), not the compiler's: the file compiles. The runner
+/// turns it into a compile-error finding with its rule at the message's end.
+inline bool isNolintError(const Finding &f) {
+  const std::string tail = " [clang-tidy-nolint]";
+  return f.rule == "clang-diagnostic-error" &&
+         f.message.size() >= tail.size() &&
+         f.message.compare(f.message.size() - tail.size(), tail.size(), tail) ==
+             0;
+}
+
 /// A problem that stops devcopy from vouching for a result (exit code 2): a
 /// missing database, a translation unit that does not parse, a bad config.
 struct ToolError {

@@ -119,18 +119,30 @@ std::size_t splitCompileErrors(std::vector<Finding> &findings,
         slot.first = &f;
       ++slot.second;
     }
+  // clang-tidy's own errors about NOLINT comments (an open NOLINTBEGIN): the
+  // file compiles; what fails the unit is the comment.
+  std::set<std::string> compiles;
+  for (const auto &[file, first] : firstByFile)
+    compiles.insert(file);
+  for (const Finding &f : findings)
+    if (f.rule == kCompileError && !isLimit(f) && !isNolintError(f))
+      compiles.erase(f.where.file);
   for (const auto &[file, first] : firstByFile) {
     const Finding &f = *first.first;
     std::string more =
         first.second > 1
             ? " (and " + std::to_string(first.second - 1) + " more)"
             : "";
-    errors.push_back(
-        {file, relativeTo(file, cwd) + ":" + std::to_string(f.where.line) +
-                   ":" + std::to_string(f.where.column) + ": " + f.message +
-                   more +
-                   "; the file does not compile with its compile_commands.json "
-                   "entry: fix it, or leave it out of the analyzed paths"});
+    std::string why =
+        compiles.count(file)
+            ? "; clang-tidy counts a NOLINT comment it cannot pair as an "
+              "error: close the NOLINTBEGIN with a NOLINTEND, or remove it"
+            : "; the file does not compile with its compile_commands.json "
+              "entry: fix it, or leave it out of the analyzed paths";
+    errors.push_back({file, relativeTo(file, cwd) + ":" +
+                                std::to_string(f.where.line) + ":" +
+                                std::to_string(f.where.column) + ": " +
+                                f.message + more + why});
   }
   for (Finding &f : findings)
     (f.rule != kCompileError ? kept : fixable).push_back(std::move(f));
@@ -178,8 +190,8 @@ void finish(Results &results, SourceText &sources,
     return;
   if (broken && !opts.fixErrors) {
     llvm::errs() << "devcopy: note: " << broken
-                 << " file(s) do not compile and --fix-errors was not given: "
-                    "no fix applied\n";
+                 << " file(s) have errors (named above) and --fix-errors was "
+                    "not given: no fix applied\n";
     return;
   }
   // Compile errors' fix-its too (clang's "did you mean"); they are errors,

@@ -247,6 +247,19 @@ def case_messages(args):
     check(rc == 2 and len(lines) == 2, f"exit {rc}:\n{err}")
     check(any("unused variable" in x and "-Werror" in x for x in lines), err)
     check(any("NOLINTBEGIN" in x and "nolint.cpp" in x for x in lines), err)
+    # The open NOLINTBEGIN alone: its line, the problem and the remedy, and
+    # no claim that the file does not compile (it does).
+    nolint = [x for x in lines if "nolint.cpp" in x]
+    check(len(nolint) == 1 and "src/nolint.cpp:2:" in nolint[0]
+          and "unmatched 'NOLINTBEGIN'" in nolint[0] and "NOLINTEND" in nolint[0]
+          and "does not compile" not in nolint[0], err)
+    # Its progress line counts a NOLINT error, not a compile error.
+    _, _, shown = p.run("analyze", "--no-cache")
+    progress = [x for x in shown.splitlines() if x.startswith("[") and "nolint.cpp" in x]
+    check(len(progress) == 1 and "1 NOLINT error" in progress[0]
+          and "compile error" not in progress[0], shown)
+    # The -Werror unit does not compile with its command: that stays said.
+    check(any("werror.cpp" in x and "does not compile" in x for x in lines), err)
     check(not any("could not run" in x for x in lines), err)
 
 
