@@ -94,7 +94,8 @@ std::vector<Print> fingerprint_host(const std::vector<Span> &spans) {
       any_varied[chunks[c].span] = true;
   }
   for (std::size_t s = 0; s < spans.size(); ++s) {
-    out[s].hash = finish_hash(total[s], static_cast<std::uint64_t>(spans[s].nbytes));
+    out[s].hash =
+        finish_hash(total[s], static_cast<std::uint64_t>(spans[s].nbytes));
     out[s].constant =
         !any_varied[s] &&
         make_pattern(spans[s].data, spans[s].itemsize, spans[s].nbytes)
