@@ -12,6 +12,15 @@ from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONL
 TRANSPARENT = frozenset("float int bool round abs str repr format len".split())
 
 
+_NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
+
+
+def _int_const(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
 class Expressions:
     """Expression evaluation for Walk (which holds scope, imports, classes)."""
 
@@ -23,12 +32,12 @@ class Expressions:
 
     def kind_of(self, node):
         """The kind of an expression already walked (no hooks fire)."""
-        saved = self.call_hooks, self.comprehension_hooks
-        self.call_hooks = self.comprehension_hooks = ()
+        saved = self.call_hooks, self.comprehension_hooks, self.format_hooks
+        self.call_hooks = self.comprehension_hooks = self.format_hooks = ()
         try:
             return self.expr(node)
         finally:
-            self.call_hooks, self.comprehension_hooks = saved
+            self.call_hooks, self.comprehension_hooks, self.format_hooks = saved
 
     def lookup(self, name):
         env = self.scope.env
@@ -65,6 +74,11 @@ class Expressions:
             return base if base and base[0] in (CKPT, MODULE) else None
         if t is ast.BinOp:
             left, right = self.expr(n.left), self.expr(n.right)
+            if type(n.op) is ast.Mod and type(n.left) is ast.Constant and isinstance(n.left.value, str):
+                for h in self.format_hooks:  # "%.3f" % loss formats the tensor on the host
+                    for v in n.right.elts if type(n.right) is ast.Tuple else (n.right,):
+                        h(self, v, v)
+                return None
             for k in (left, right):
                 if k and k[0] == TENSOR:
                     return k
@@ -84,6 +98,13 @@ class Expressions:
                 return a if a == b else (a[0], None)
             return (DEVICE, None) if DEVICE in (a and a[0], b and b[0]) else None
         if t in (ast.Lambda, ast.FunctionDef):
+            return None
+        if t is ast.FormattedValue:
+            self.expr(n.value)
+            if n.format_spec is not None:
+                self.expr(n.format_spec)
+            for h in self.format_hooks:  # f"{loss:.3f}"
+                h(self, n, n.value)
             return None
         for child in ast.iter_child_nodes(n):
             if isinstance(child, ast.expr):
@@ -170,7 +191,8 @@ class Expressions:
             self.scope.env[node.id] = kind
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id == "self" and self.scope.cls:
-            self.scope.cls.members.setdefault(node.attr, kind)
+            if self.scope.cls.members.get(node.attr) is None:
+                self.scope.cls.members[node.attr] = kind
         return kind
 
     def device_arg(self, n):
@@ -204,8 +226,13 @@ class Expressions:
                     return (MODULE, f.id)
                 return self.returned_kind(f.id)
             return None
+        if recv is None and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and self.scope.cls:
+            member = self.scope.cls.members.get(meth)
+            if member and member[0] == MODULE:
+                return (TENSOR, None)  # self.net(x) in a trainer: the member module's forward
         if recv is None:
-            return None
+            # x.view(-1, 2): a shape is a tensor's view (NumPy's takes a dtype).
+            return (TENSOR, None) if meth == "view" and any(_int_const(a) for a in n.args) else None
         kind = recv[0]
         if kind == MODULE and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" \
                 and self.scope.cls:
@@ -253,8 +280,8 @@ class Expressions:
         if len(parts) == 2 and last in LIKE_FACTORIES:
             k = self.kind_of(n.args[0]) if n.args else None
             return (TENSOR, place_of(k))
-        if q.startswith("torch.nn.functional."):
-            return (TENSOR, None)
+        if q.startswith("torch.nn.functional.") or last in _NORM_CLIPS:
+            return (TENSOR, None)  # clip_grad_norm_ returns the total norm, a tensor where the grads are
         if last in ("Parameter", "Buffer"):
             return (TENSOR, None)
         if q.startswith("torch.nn.") and last[:1].isupper():

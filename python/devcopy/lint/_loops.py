@@ -45,6 +45,7 @@ class Loop:
         self.node, self.guards = node, []
         self.changed, self.carried, self.targets = set(), set(), set()
         self.rebound = set()  # names and fields assigned in the loop (not only changed in place)
+        self.mutated = set()  # receivers of in-place methods (x.add_(1), meter.update(v))
         self.training = self.around_training = False
         before = walk.scope.env
         if not isinstance(node, ast.While):
@@ -82,6 +83,7 @@ class Loop:
                     key = _store_key(f.value)  # x.add_(1), obs_rms.update(batch)
                     if key:
                         self.changed.add(key)
+                        self.mutated.add(key)
                 if trains(n, walk.train_names):
                     if depth == 0:
                         self.training = True
@@ -98,6 +100,10 @@ class Loop:
         # A per-epoch (per-update) loop around the training steps: what it
         # reports, it reports once per epoch.
         self.around_training = inner_trains and not self.training
+        # The fields a guard may count or flag with: assigned or changed in
+        # place. One only passed to a call (`validate(..., hp.distributed)`)
+        # is not rebound by it, so a branch on it runs on every iteration.
+        self.flag_keys = self.rebound | self.mutated
         if inner_trains:
             self.training = False
 
@@ -142,7 +148,7 @@ def guard_counts(walk, test, branch, body):
             return False
         if isinstance(n, ast.Call):
             return False
-        if isinstance(n, ast.Attribute) and _store_key(n) in loop.changed:
+        if isinstance(n, ast.Attribute) and _store_key(n) in loop.flag_keys:
             return False  # a field the loop updates: a counter or a flag
         if isinstance(n, ast.Name) and n.id in loop.carried:
             return False

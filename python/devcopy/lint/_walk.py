@@ -53,6 +53,7 @@ class Walk(Expressions):
         self.call_hooks = [r.on_call for r in rules if hasattr(r, "on_call")]
         self.stmt_hooks = [r.on_expr_stmt for r in rules if hasattr(r, "on_expr_stmt")]
         self.comprehension_hooks = [r.on_comprehension for r in rules if hasattr(r, "on_comprehension")]
+        self.format_hooks = [r.on_format for r in rules if hasattr(r, "on_format")]
         self.findings, self.events = [], []
         self.pending = {}  # findings a rule decides at the file's end (create-then-move through locals)
         self.classes, self.functions = {}, {}
@@ -316,7 +317,7 @@ class Walk(Expressions):
         elif t in (ast.Tuple, ast.List):
             elts = target.elts
             sub = [None] * len(elts)
-            if kind and kind[0] == "TT":
+            if kind and kind[0] in ("TT", TENSOR):  # a tensor unpacks into tensors; so does forward's tuple
                 sub = [(TENSOR, kind[1])] * len(elts)
             elif kind and kind[0] == "E" and len(elts) == 2:
                 sub = [None, kind[1]]
