@@ -83,7 +83,7 @@ def _formatted(walk, value):
 
 def on_format(walk, node, value):
     """f"{loss:.3f}" and "%.3f" % loss of a device tensor."""
-    loop = walk.in_loop()
+    loop = walk.in_loop() or walk.step_frame
     if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device or _in_dataset(walk):
         return
     found = _formatted(walk, value)
@@ -92,7 +92,7 @@ def on_format(walk, node, value):
 
 
 def on_call(walk, call, q, meth, recv):
-    loop = walk.in_loop()
+    loop = walk.in_loop() or walk.step_frame
     if walk.facts.cpu_fixed or not walk.facts.uses_device:
         return
     if loop is None:
@@ -112,7 +112,29 @@ def on_call(walk, call, q, meth, recv):
     stmt = walk.stmt
     if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None and meth not in _LOGS:
         return  # devcopy-discarded-copy reports a dropped read
+    if loop is walk.in_loop() and _read_again(walk, loop, call, found):
+        return
     _judge_read(walk, call, loop, found, meth)
+
+
+def _read_again(walk, loop, call, found):
+    """The same tensor, unchanged, read on the host a second time in one
+    iteration (`ssim(hr.cpu().numpy(), ...)` after `psnr(hr.cpu().numpy(), ...)`)."""
+    what, tensor = found
+    text = walk.segment(tensor)
+    first = loop.host_reads.get(text)
+    if first is not None:
+        node, ifs, _ = first
+        if walk.path_ifs[:len(ifs)] == ifs:  # the first read ran on this path too
+            _report(walk, call, loop, f"{what} a second time in this iteration: it was already read "
+                                      f"at line {node.lineno} and has not changed since, so the device "
+                                      "is waited for and the value copied twice; keep the first copy "
+                                      "and reuse it")
+            return True
+        return False
+    names = frozenset(n.id for n in ast.walk(tensor) if isinstance(n, ast.Name))
+    loop.host_reads[text] = (call, walk.path_ifs, names)
+    return False
 
 
 def _judge_read(walk, call, loop, found, meth):
@@ -211,7 +233,8 @@ def _training_step(walk):
             return False
         if frame.training:
             return True
-    return False
+    step = walk.step_frame  # a function of the file that is one step of its caller's loop
+    return step is not None and step.runs_every_iteration() and step.training
 
 
 def _report(walk, call, loop, message):
@@ -339,11 +362,16 @@ def _read_in(body, name, exclude=()):
 
 
 def _follow(walk, loop, stmt, name, training):
-    """A read kept in a variable: judged by the variable's uses in the loop."""
-    uses = []  # before it too: the next iteration reads what this one kept
+    """A read kept in a variable: judged by the variable's uses in the loop.
+    Uses before it count too (the next iteration reads what this one kept),
+    except for a loop variable, which the next iteration rebinds first."""
+    uses = []
+    after = name not in loop.targets
     for s in _flat(loop.node.body):
-        if s is not stmt:
-            uses.extend(_uses_of(s, name))
+        if s is stmt:
+            after = True
+        elif after:
+            uses.extend(_uses_of(walk, s, name))
     if not uses:
         return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep "
                 "the tensor and read it once after the loop")
@@ -352,7 +380,29 @@ def _follow(walk, loop, stmt, name, training):
     if "accumulate" in uses:
         return ("iteration of this loop, only to add it to a host total; accumulate on the "
                 "device and read the total once after the loop")
+    kept = {u[5:] for u in uses if u.startswith("keep:")}
+    if len(kept) == 1 and all(u.startswith("keep:") for u in uses):
+        acc = kept.pop()
+        fn = walk.scope.func
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+        if acc not in params and not _returned(fn, acc) and not _saved(fn, loop, acc):
+            return (f"iteration of this loop, only to keep it in '{acc}' for after the loop; keep the "
+                    "tensors and copy them to the host once after the loop (torch.cat(...).cpu())")
     return _OUTPUT if training else None
+
+
+# NumPy calls that grow an array: `acc = np.append(acc, x)` keeps x in acc.
+_GROWS = frozenset(("numpy.append", "numpy.concatenate", "numpy.hstack", "numpy.vstack"))
+
+
+def _grown(walk, stmt, name):
+    """`acc = np.append(acc, name)`: the name of the array it grows, or None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call) and walk.imports.qual(stmt.value.func) in _GROWS):
+        return None
+    acc = stmt.targets[0].id
+    names = {n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+    return acc if acc in names and name in names else None
 
 
 def _flat(body):
@@ -364,9 +414,12 @@ def _flat(body):
             yield from _flat(h.body)
 
 
-def _uses_of(stmt, name):
+def _uses_of(walk, stmt, name):
     """How one statement uses `name`: 'need' (a condition or index),
-    'accumulate' (+= into a total), 'other'."""
+    'accumulate' (+= into a total), 'keep:<array>' (grows a NumPy array), 'other'."""
+    acc = _grown(walk, stmt, name)
+    if acc is not None:
+        return ["keep:" + acc]
     out = []
     tests = []
     if isinstance(stmt, (ast.If, ast.While)):
