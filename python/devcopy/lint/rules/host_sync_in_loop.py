@@ -121,11 +121,13 @@ def _read_again(walk, loop, call, found):
     """The same tensor, unchanged, read on the host a second time in one
     iteration (`ssim(hr.cpu().numpy(), ...)` after `psnr(hr.cpu().numpy(), ...)`)."""
     what, tensor = found
+    if walk.uses and walk.uses[-1][0] == "need":
+        return False  # a condition or an index: judged as such
     text = walk.segment(tensor)
     first = loop.host_reads.get(text)
     if first is not None:
         node, ifs, _ = first
-        if walk.path_ifs[:len(ifs)] == ifs:  # the first read ran on this path too
+        if walk.path_ifs == ifs:  # both reads run on every path through the iteration that reaches them
             _report(walk, call, loop, f"{what} a second time in this iteration: it was already read "
                                       f"at line {node.lineno} and has not changed since, so the device "
                                       "is waited for and the value copied twice; keep the first copy "
