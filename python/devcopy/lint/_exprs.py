@@ -3,7 +3,7 @@ sub-expression once, firing the rule hooks at every call, with the uses
 stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
-from ._imports import returns_by_text, returns_of_file
+from ._imports import loaders_by_text, loaders_of_file, returns_by_text, returns_of_file
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
                      const_str, is_device_name, place_of, returns_tensor, string_place)
@@ -41,11 +41,10 @@ class Expressions:
 
     def lookup(self, name):
         env = self.scope.env
-        if name in env:
-            return env[name]
-        if name in self.module_env:
-            return self.module_env[name]
-        return (DEVICE, None) if is_device_name(name) else None
+        kind = env[name] if name in env else self.module_env.get(name)
+        if kind is None and is_device_name(name):
+            return (DEVICE, None)  # also `device = None`, set later (a global chosen in main())
+        return kind
 
     def expr(self, n):
         t = type(n)
@@ -181,6 +180,33 @@ class Expressions:
             kind = returns_of_file(ref[0]).get(ref[1]) if ref else None
         return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
 
+    def loaded_by(self, call, name):
+        """`load_checkpoint(path, device)`, a function of the file or the
+        package returning what torch.load gives it: a checkpoint placed where
+        the caller's argument for its map_location says, found at this call."""
+        if name in self.functions:
+            if "torch.load(" not in self.source:
+                return None
+            if self.loaders is None:
+                self.loaders = loaders_by_text(self.source)
+            found, where = self.loaders.get(name), self.path
+        else:
+            ref = self.imports.names.get(name)
+            found, where = (loaders_of_file(ref[0]).get(ref[1]), ref[0]) if ref else (None, None)
+        if found is None:
+            return None
+        index, params, line = found
+        if index is None:
+            return (CKPT, "none", call, (where, line))
+        arg = call.args[index] if index < len(call.args) else \
+            next((k.value for k in call.keywords if k.arg == params[index]), None)
+        if arg is None:
+            return None
+        place = self.kind_of_device(arg)
+        if place is None and (self.kind_of(arg) or ("",))[0] == DEVICE and self.facts.uses_device:
+            place = "dev"
+        return (CKPT, place or "?", call, (where, line))
+
     def mark_module(self, node):
         """`x.eval()` says x is a Module: remember it for later moves."""
         return self.mark(node, (MODULE, None))
@@ -219,6 +245,9 @@ class Expressions:
             if isinstance(f, ast.Name):
                 if f.id in self.classes and self.classes[f.id].is_module:
                     return (MODULE, f.id)
+                loaded = self.loaded_by(n, f.id)
+                if loaded is not None:
+                    return loaded
                 fn = self.functions.get(f.id)
                 if fn is not None and hasattr(fn, "devcopy_returns"):
                     return fn.devcopy_returns

@@ -99,6 +99,7 @@ class Walk(Expressions):
         self.step_frame = None  # that loop, while walking a function that is one training step
         self.builders = None  # functions of the file that return a moved module (_moves)
         self.returns = None  # function -> kind it returns, by the file's text (_imports)
+        self.loaders = None  # function -> the torch.load it returns, by the file's text (_imports)
 
     # --- driving -----------------------------------------------------------
     def run(self):
