@@ -147,6 +147,25 @@ def loaders_of_file(path):
         return {}
 
 
+_MOVER = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
+                    r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+return\s+(\w+)\.(cuda|to)\(", re.M)
+
+
+def movers_by_text(text):
+    """{function: method} for functions that only hand back their first
+    argument moved (`def cuda(t, flag): return t.cuda() if flag else t`)."""
+    return {m.group(1): m.group(4) for m in _MOVER.finditer(text) if m.group(2) == m.group(3)}
+
+
+@functools.lru_cache(maxsize=4096)
+def movers_of_file(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return movers_by_text(f.read())
+    except OSError:
+        return {}
+
+
 _TORCH_IMPORT = re.compile(
     r"^(?:import\s+((?:torch|numpy)[\w.]*)(?:\s+as\s+(\w+))?|"
     r"from\s+((?:torch|numpy)[\w.]*)\s+import\s+(\w+)(?:\s+as\s+(\w+))?)\s*(?:#.*)?$", re.M)
