@@ -185,8 +185,6 @@ class Expressions:
         package returning what torch.load gives it: a checkpoint placed where
         the caller's argument for its map_location says, found at this call."""
         if name in self.functions:
-            if "torch.load(" not in self.source:
-                return None
             if self.loaders is None:
                 self.loaders = loaders_by_text(self.source)
             found, where = self.loaders.get(name), self.path

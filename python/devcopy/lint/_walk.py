@@ -100,6 +100,7 @@ class Walk(Expressions):
         self.builders = None  # functions of the file that return a moved module (_moves)
         self.returns = None  # function -> kind it returns, by the file's text (_imports)
         self.loaders = None  # function -> the torch.load it returns, by the file's text (_imports)
+        self.movers = None  # function -> the move it hands its first argument back through (_imports)
 
     # --- driving -----------------------------------------------------------
     def run(self):

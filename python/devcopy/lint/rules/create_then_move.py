@@ -270,7 +270,9 @@ def _through_helper(walk, call):
     that hands back its first argument moved (`return t.cuda() if flag else t`)."""
     name = call.func.id
     if name in walk.functions:
-        movers = movers_by_text(walk.source) if "return" in walk.source else {}
+        if walk.movers is None:
+            walk.movers = movers_by_text(walk.source)
+        movers = walk.movers
     else:
         ref = walk.imports.names.get(name)
         movers = movers_of_file(ref[0]) if ref else {}
