@@ -3,13 +3,22 @@ sub-expression once, firing the rule hooks at every call, with the uses
 stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
-from ._imports import returns_by_text, returns_of_file
+from ._imports import loaders_by_text, loaders_of_file, returns_by_text, returns_of_file
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
                      const_str, is_device_name, place_of, returns_tensor, string_place)
 
 # Calls that pass a value through unchanged, for how a read value is used.
 TRANSPARENT = frozenset("float int bool round abs str repr format len".split())
+
+
+_NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
+
+
+def _int_const(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 class Expressions:
@@ -23,20 +32,19 @@ class Expressions:
 
     def kind_of(self, node):
         """The kind of an expression already walked (no hooks fire)."""
-        saved = self.call_hooks, self.comprehension_hooks
-        self.call_hooks = self.comprehension_hooks = ()
+        saved = self.call_hooks, self.comprehension_hooks, self.format_hooks
+        self.call_hooks = self.comprehension_hooks = self.format_hooks = ()
         try:
             return self.expr(node)
         finally:
-            self.call_hooks, self.comprehension_hooks = saved
+            self.call_hooks, self.comprehension_hooks, self.format_hooks = saved
 
     def lookup(self, name):
         env = self.scope.env
-        if name in env:
-            return env[name]
-        if name in self.module_env:
-            return self.module_env[name]
-        return (DEVICE, None) if is_device_name(name) else None
+        kind = env[name] if name in env else self.module_env.get(name)
+        if kind is None and is_device_name(name):
+            return (DEVICE, None)  # also `device = None`, set later (a global chosen in main())
+        return kind
 
     def expr(self, n):
         t = type(n)
@@ -65,6 +73,11 @@ class Expressions:
             return base if base and base[0] in (CKPT, MODULE) else None
         if t is ast.BinOp:
             left, right = self.expr(n.left), self.expr(n.right)
+            if type(n.op) is ast.Mod and type(n.left) is ast.Constant and isinstance(n.left.value, str):
+                for h in self.format_hooks:  # "%.3f" % loss formats the tensor on the host
+                    for v in n.right.elts if type(n.right) is ast.Tuple else (n.right,):
+                        h(self, v, v)
+                return None
             for k in (left, right):
                 if k and k[0] == TENSOR:
                     return k
@@ -84,6 +97,13 @@ class Expressions:
                 return a if a == b else (a[0], None)
             return (DEVICE, None) if DEVICE in (a and a[0], b and b[0]) else None
         if t in (ast.Lambda, ast.FunctionDef):
+            return None
+        if t is ast.FormattedValue:
+            self.expr(n.value)
+            if n.format_spec is not None:
+                self.expr(n.format_spec)
+            for h in self.format_hooks:  # f"{loss:.3f}"
+                h(self, n, n.value)
             return None
         for child in ast.iter_child_nodes(n):
             if isinstance(child, ast.expr):
@@ -160,6 +180,31 @@ class Expressions:
             kind = returns_of_file(ref[0]).get(ref[1]) if ref else None
         return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
 
+    def loaded_by(self, call, name):
+        """`load_checkpoint(path, device)`, a function of the file or the
+        package returning what torch.load gives it: a checkpoint placed where
+        the caller's argument for its map_location says, found at this call."""
+        if name in self.functions:
+            if self.loaders is None:
+                self.loaders = loaders_by_text(self.source)
+            found, where = self.loaders.get(name), self.path
+        else:
+            ref = self.imports.names.get(name)
+            found, where = (loaders_of_file(ref[0]).get(ref[1]), ref[0]) if ref else (None, None)
+        if found is None:
+            return None
+        index, params, line = found
+        if index is None:
+            return (CKPT, "none", call, (where, line))
+        arg = call.args[index] if index < len(call.args) else \
+            next((k.value for k in call.keywords if k.arg == params[index]), None)
+        if arg is None:
+            return None
+        place = self.kind_of_device(arg)
+        if place is None and (self.kind_of(arg) or ("",))[0] == DEVICE and self.facts.uses_device:
+            place = "dev"
+        return (CKPT, place or "?", call, (where, line))
+
     def mark_module(self, node):
         """`x.eval()` says x is a Module: remember it for later moves."""
         return self.mark(node, (MODULE, None))
@@ -170,7 +215,8 @@ class Expressions:
             self.scope.env[node.id] = kind
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id == "self" and self.scope.cls:
-            self.scope.cls.members.setdefault(node.attr, kind)
+            if self.scope.cls.members.get(node.attr) is None:
+                self.scope.cls.members[node.attr] = kind
         return kind
 
     def device_arg(self, n):
@@ -197,6 +243,9 @@ class Expressions:
             if isinstance(f, ast.Name):
                 if f.id in self.classes and self.classes[f.id].is_module:
                     return (MODULE, f.id)
+                loaded = self.loaded_by(n, f.id)
+                if loaded is not None:
+                    return loaded
                 fn = self.functions.get(f.id)
                 if fn is not None and hasattr(fn, "devcopy_returns"):
                     return fn.devcopy_returns
@@ -204,8 +253,13 @@ class Expressions:
                     return (MODULE, f.id)
                 return self.returned_kind(f.id)
             return None
+        if recv is None and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and self.scope.cls:
+            member = self.scope.cls.members.get(meth)
+            if member and member[0] == MODULE:
+                return (TENSOR, None)  # self.net(x) in a trainer: the member module's forward
         if recv is None:
-            return None
+            # x.view(-1, 2): a shape is a tensor's view (NumPy's takes a dtype).
+            return (TENSOR, None) if meth == "view" and any(_int_const(a) for a in n.args) else None
         kind = recv[0]
         if kind == MODULE and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" \
                 and self.scope.cls:
@@ -253,8 +307,8 @@ class Expressions:
         if len(parts) == 2 and last in LIKE_FACTORIES:
             k = self.kind_of(n.args[0]) if n.args else None
             return (TENSOR, place_of(k))
-        if q.startswith("torch.nn.functional."):
-            return (TENSOR, None)
+        if q.startswith("torch.nn.functional.") or last in _NORM_CLIPS:
+            return (TENSOR, None)  # clip_grad_norm_ returns the total norm, a tensor where the grads are
         if last in ("Parameter", "Buffer"):
             return (TENSOR, None)
         if q.startswith("torch.nn.") and last[:1].isupper():

@@ -2,6 +2,7 @@
 which Module classes move in __init__, what each class holds, and the moves
 and checkpoint loads that depend on them. Joined once per run, so a class in
 one file and its owner in another meet (the C++ command's MoveFacts)."""
+import functools
 import os
 import re
 
@@ -29,11 +30,35 @@ def _chooses_cpu(source):
 
 
 def _library(path):
-    """A module of a package that runs nothing at import: its tensors come
-    from the scripts that call it, which choose the device."""
+    """A module of a package, or one a script beside it imports, that runs
+    nothing at import: its tensors come from the scripts that call it, which
+    choose the device."""
     if not path:
         return False
-    return os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py"))
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(os.path.join(folder, "__init__.py")):
+        return True
+    name = re.escape(os.path.splitext(os.path.basename(path))[0])
+    imports = re.compile(r"^\s*(?:from\s+%s\s+import|import\s+%s\b)" % (name, name), re.M)
+    return any(imports.search(text) for text in _sources(folder))
+
+
+@functools.lru_cache(maxsize=64)
+def _sources(folder):
+    """The text of the .py files of a folder (read once per run and folder)."""
+    out = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ()
+    for n in names:
+        if n.endswith(".py"):
+            try:
+                with open(os.path.join(folder, n), encoding="utf-8", errors="replace") as f:
+                    out.append(f.read())
+            except OSError:
+                pass
+    return tuple(out)
 
 
 class FileFacts:

@@ -103,6 +103,69 @@ def returns_of_file(path):
         return {}
 
 
+_LOADER_DEF = re.compile(r"^def\s+(\w+)\s*\(([^)]*)\)\s*(?:->[^:]*)?:[^\n]*\n", re.M)
+_LOAD = re.compile(r"^\s+(?:(\w+)\s*=\s*|return\s+)torch\.load\(([^\n]*)\)\s*(?:#.*)?$", re.M)
+
+
+def loaders_by_text(text):
+    """{function: (param index or None, load line offset)} for functions
+    that return what `torch.load` gives them (`ck = torch.load(p,
+    map_location=device); return ck`, or `return torch.load(p)`): with no
+    map_location (None), or with map_location one of their parameters (its
+    index, for the caller's argument to say where the tensors go)."""
+    out = {}
+    if "torch.load(" not in text:
+        return out
+    defs = list(_LOADER_DEF.finditer(text))
+    for i, m in enumerate(defs):
+        end = defs[i + 1].start() if i + 1 < len(defs) else len(text)
+        body = text[m.end():end]
+        params = [p.split("=")[0].split(":")[0].strip().lstrip("*") for p in m.group(2).split(",")]
+        for load in _LOAD.finditer(body):
+            var, args = load.group(1), load.group(2)
+            if var and not re.search(r"^\s+return\s+%s\s*$" % re.escape(var), body, re.M):
+                continue
+            ml = re.search(r"map_location\s*=\s*(\w+)\s*(?:[,)]|$)", args)
+            if ml and ml.group(1) in params:
+                index = params.index(ml.group(1))
+            elif "map_location" not in args and "," not in args:
+                index = None
+            else:
+                continue
+            line = text.count("\n", 0, m.end() + load.start() + load.group(0).index("torch.load")) + 1
+            out[m.group(1)] = (index, params, line)
+            break
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def loaders_of_file(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return loaders_by_text(f.read())
+    except OSError:
+        return {}
+
+
+_MOVER = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
+                    r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+return\s+(\w+)\.(cuda|to)\(", re.M)
+
+
+def movers_by_text(text):
+    """{function: method} for functions that only hand back their first
+    argument moved (`def cuda(t, flag): return t.cuda() if flag else t`)."""
+    return {m.group(1): m.group(4) for m in _MOVER.finditer(text) if m.group(2) == m.group(3)}
+
+
+@functools.lru_cache(maxsize=4096)
+def movers_of_file(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return movers_by_text(f.read())
+    except OSError:
+        return {}
+
+
 _TORCH_IMPORT = re.compile(
     r"^(?:import\s+((?:torch|numpy)[\w.]*)(?:\s+as\s+(\w+))?|"
     r"from\s+((?:torch|numpy)[\w.]*)\s+import\s+(\w+)(?:\s+as\s+(\w+))?)\s*(?:#.*)?$", re.M)
@@ -191,9 +254,10 @@ class Imports:
     def _absolute(self, parts):
         """`pkg.models` found under a parent folder of this file."""
         d = self.dir
+        me = os.path.abspath(self.path)
         for _ in range(6):
             f = _module_file(d, parts)
-            if f:
+            if f and os.path.abspath(f) != me:  # `from model import X` in utils/model.py: not itself
                 return f
             parent = os.path.dirname(d)
             if parent == d:

@@ -13,7 +13,8 @@ MODULE, TENSOR, DEVICE, CKPT, NUMPY = "M", "T", "D", "C", "N"
 # torch factories that make a tensor on the host unless given a device.
 FACTORIES = frozenset(
     "zeros ones empty full rand randn randint randperm arange linspace logspace eye "
-    "tensor empty_strided normal bernoulli range".split())
+    "tensor empty_strided normal bernoulli range "
+    "hann_window hamming_window blackman_window bartlett_window kaiser_window".split())
 LIKE_FACTORIES = frozenset(f + "_like" for f in "zeros ones empty full rand randn randint".split())
 # torch.* functions that do not return a tensor (or return one that is not new).
 TORCH_NON_TENSOR = frozenset(

@@ -45,6 +45,8 @@ class Loop:
         self.node, self.guards = node, []
         self.changed, self.carried, self.targets = set(), set(), set()
         self.rebound = set()  # names and fields assigned in the loop (not only changed in place)
+        self.host_reads = {}  # tensor text -> (read, branches, names): reads so far in this iteration
+        self.mutated = set()  # receivers of in-place methods (x.add_(1), meter.update(v))
         self.training = self.around_training = False
         before = walk.scope.env
         if not isinstance(node, ast.While):
@@ -55,6 +57,7 @@ class Loop:
                     self.changed.add(key)
                     self.rebound.add(key)
         inner_trains = False
+        errors, others = set(), set()
         stack = [(s, 0) for s in node.body]
         if isinstance(node, ast.While):
             stack.append((node.test, 0))
@@ -67,12 +70,14 @@ class Loop:
                      ast.NamedExpr if hasattr(ast, "NamedExpr") else ast.Assign):
                 targets = n.targets if t is ast.Assign else \
                     [i.optional_vars for i in n.items if i.optional_vars] if t is ast.With else [n.target]
+                test = t is ast.Assign and _error_test(n.value)
                 for target in targets:
                     for m in ast.walk(target):
                         key = _store_key(m) if isinstance(m, (ast.Name, ast.Attribute, ast.Subscript)) else None
                         if key and isinstance(getattr(m, "ctx", None), (ast.Store, ast.Del)):
                             self.changed.add(key)
                             self.rebound.add(key)
+                            (errors if test and m is target else others).add(key)
                             if t is ast.AugAssign or key in before:
                                 self.carried.add(key)
             elif t is ast.Call:
@@ -82,6 +87,7 @@ class Loop:
                     key = _store_key(f.value)  # x.add_(1), obs_rms.update(batch)
                     if key:
                         self.changed.add(key)
+                        self.mutated.add(key)
                 if trains(n, walk.train_names):
                     if depth == 0:
                         self.training = True
@@ -98,6 +104,13 @@ class Loop:
         # A per-epoch (per-update) loop around the training steps: what it
         # reports, it reports once per epoch.
         self.around_training = inner_trains and not self.training
+        # The fields a guard may count or flag with: assigned or changed in
+        # place. One only passed to a call (`validate(..., hp.distributed)`)
+        # is not rebound by it, so a branch on it runs on every iteration.
+        self.flag_keys = self.rebound | self.mutated
+        # Flags only ever set from a NaN/overflow test (`is_overflow =
+        # math.isnan(grad_norm)`): false on a typical step.
+        self.error_flags = errors - others
         if inner_trains:
             self.training = False
 
@@ -124,11 +137,12 @@ def leaves_loop(body):
 
 def guard_counts(walk, test, branch, body):
     """Whether a branch runs on a typical iteration of the innermost loop."""
-    loop = walk.in_loop()
+    loop = walk.in_loop() or walk.step_frame
     if loop is None:
         return True
     if leaves_loop(body):
         return False
+    clear = _cleared_flags(test, branch) & loop.error_flags  # the branch taken when no error was seen
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, branch = test.operand, "else" if branch == "then" else "then"
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
@@ -142,11 +156,32 @@ def guard_counts(walk, test, branch, body):
             return False
         if isinstance(n, ast.Call):
             return False
-        if isinstance(n, ast.Attribute) and _store_key(n) in loop.changed:
+        if isinstance(n, ast.Attribute) and _store_key(n) in loop.flag_keys:
             return False  # a field the loop updates: a counter or a flag
-        if isinstance(n, ast.Name) and n.id in loop.carried:
+        if isinstance(n, ast.Name) and n.id in loop.carried and n.id not in clear:
             return False
     return True
+
+
+def _error_test(value):
+    """math.isnan(x), torch.isinf(x).any(): a test for a rare failure."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("any", "item"):
+        value = value.func.value
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name in ("isnan", "isinf")
+
+
+def _cleared_flags(test, branch):
+    """Names the branch requires false: `not flag` (alone or in an `and`)
+    for the then-branch, `flag` for the else-branch."""
+    if branch == "else":
+        return {test.id} if isinstance(test, ast.Name) else set()
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return {p.operand.id for p in parts if isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not)
+            and isinstance(p.operand, ast.Name)}
 
 
 class Guard:
@@ -156,11 +191,11 @@ class Guard:
         self.walk, self.counts = walk, counts
 
     def __enter__(self):
-        loop = self.walk.in_loop()
+        loop = self.walk.in_loop() or self.walk.step_frame
         if loop is not None:
             loop.guards.append(self.counts)
 
     def __exit__(self, *exc):
-        loop = self.walk.in_loop()
+        loop = self.walk.in_loop() or self.walk.step_frame
         if loop is not None:
             loop.guards.pop()

@@ -132,6 +132,8 @@ def moving_builders(path):
 
 
 _MOVED_NAME = re.compile(r"^\s+(\w+)(?:\s*=\s*\1)?\.(?:to|cuda)\(", re.M)
+# `model = FastSpeech2(cfg).to(device)`: a class built and moved in one line.
+_BUILT_MOVED = re.compile(r"^\s+(\w+)\s*=\s*[A-Z]\w*\([^\n]*\)\.(?:to|cuda)\(", re.M)
 
 
 def _builders(text):
@@ -146,6 +148,10 @@ def _builders(text):
             placing.add(m.group(1))
         for name in set(_MOVED_NAME.findall(body)):
             if re.search(r"^\s+return\s+%s\s*$" % re.escape(name), body, re.M):
+                placing.add(m.group(1))
+        for name in set(_BUILT_MOVED.findall(body)):
+            if re.search(r"^\s+return\s+%s\s*$" % re.escape(name), body, re.M):
+                direct.add(m.group(1))
                 placing.add(m.group(1))
     return frozenset(direct), frozenset(placing)
 

@@ -7,11 +7,43 @@ from . import _imports
 from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
-from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop
+from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop, trains
 from ._moves import is_stateless, moved_value, placed_before, placed_by_builder, target_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def step_loops(tree, functions, train_names):
+    """{function: loop} for the file's functions that run one training step
+    (backward() or step() outside any loop of theirs: `def train(epoch)` of
+    a full-graph model) and are called on every iteration of a loop of the
+    file: their reads happen once per step of that loop."""
+    steps = {name for name in train_names if name in functions and _one_step(functions[name].body, train_names)}
+    out = {}
+    if not steps:
+        return out
+    for n in ast.walk(tree):
+        if type(n) in _LOOPS:
+            for s in n.body:  # statements of every iteration, not under an `if`
+                if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    for c in ast.walk(s):
+                        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in steps:
+                            out.setdefault(c.func.id, n)
+    return out
+
+
+def _one_step(body, train_names):
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if type(n) in _LOOPS or isinstance(n, _FUNCS + (ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Call) and trains(n, train_names) and not (
+                isinstance(n.func, ast.Name) and n.func.id in train_names):
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 class ClassFacts:
@@ -53,6 +85,7 @@ class Walk(Expressions):
         self.call_hooks = [r.on_call for r in rules if hasattr(r, "on_call")]
         self.stmt_hooks = [r.on_expr_stmt for r in rules if hasattr(r, "on_expr_stmt")]
         self.comprehension_hooks = [r.on_comprehension for r in rules if hasattr(r, "on_comprehension")]
+        self.format_hooks = [r.on_format for r in rules if hasattr(r, "on_format")]
         self.findings, self.events = [], []
         self.pending = {}  # findings a rule decides at the file's end (create-then-move through locals)
         self.classes, self.functions = {}, {}
@@ -62,8 +95,12 @@ class Walk(Expressions):
         self.stmt = None
         self.lines = source_lines(source)
         self.train_names = set()
+        self.step_loops = {}  # function -> the loop of the file that calls it once per iteration
+        self.step_frame = None  # that loop, while walking a function that is one training step
         self.builders = None  # functions of the file that return a moved module (_moves)
         self.returns = None  # function -> kind it returns, by the file's text (_imports)
+        self.loaders = None  # function -> the torch.load it returns, by the file's text (_imports)
+        self.movers = None  # function -> the move it hands its first argument back through (_imports)
 
     # --- driving -----------------------------------------------------------
     def run(self):
@@ -81,6 +118,8 @@ class Walk(Expressions):
                 self.functions[s.name] = s
                 if self.trains(s):
                     self.train_names.add(s.name)
+        if self.train_names:
+            self.step_loops = step_loops(self.tree, self.functions, self.train_names)
         self.block([s for s in body if not isinstance(s, (ast.ClassDef,) + _FUNCS)])
         for s in body:
             if isinstance(s, ast.ClassDef):
@@ -115,16 +154,18 @@ class Walk(Expressions):
         self.scope = Scope(node, cls, outer if cls is None and outer.func else None)
         if cls is None and not outer.func:
             self.scope.env = dict(self.module_env)
-        saved = self.loops, self.path_ifs
+        saved = self.loops, self.path_ifs, self.step_frame
         self.loops, self.path_ifs = [], ()
         self.parameters(node, cls)
+        caller = self.step_loops.get(node.name) if cls is None and outer.func is None else None
+        self.step_frame = Loop(caller, self) if caller is not None else None
         self.block(node.body)
         if cls is None and outer.func is None:
             self.functions[node.name] = node
         node.devcopy_returns = self.scope.returns
         node.devcopy_moved = self.scope.moved_returned  # model = Net().to(device); return model
         self.scope = outer
-        self.loops, self.path_ifs = saved
+        self.loops, self.path_ifs, self.step_frame = saved
 
     def parameters(self, node, cls):
         a = node.args
@@ -282,6 +323,9 @@ class Walk(Expressions):
         t = type(target)
         if t is ast.Name:
             self.scope.env[target.id] = kind
+            for frame in self.loops:
+                if frame.host_reads:  # a read of the old value says nothing of the new one
+                    frame.host_reads = {k: v for k, v in frame.host_reads.items() if target.id not in v[2]}
             fresh = self.scope.fresh.get(target.id)
             if fresh is not None and fresh.stmt is not self.stmt:
                 del self.scope.fresh[target.id]  # rebound to something else
@@ -316,7 +360,7 @@ class Walk(Expressions):
         elif t in (ast.Tuple, ast.List):
             elts = target.elts
             sub = [None] * len(elts)
-            if kind and kind[0] == "TT":
+            if kind and kind[0] in ("TT", TENSOR):  # a tensor unpacks into tensors; so does forward's tuple
                 sub = [(TENSOR, kind[1])] * len(elts)
             elif kind and kind[0] == "E" and len(elts) == 2:
                 sub = [None, kind[1]]

@@ -2,13 +2,14 @@
 device) loaded into a model already on the device: the whole checkpoint is
 staged there beside the parameters."""
 import ast
+import os
 
 from .._kinds import CKPT
 from .._moves import placed_before
 from .repeated_module_move import add_event, receiver_key
 
 RULE = "devcopy-checkpoint-to-device"
-MESSAGE = ("'{load}' restores every tensor on the device it was saved from, beside the parameters "
+MESSAGE = ("{load} restores every tensor on the device it was saved from, beside the parameters "
            "of '{name}', which already live there ({how}); load with map_location='cpu': "
            "load_state_dict copies each tensor into its parameter")
 
@@ -39,7 +40,12 @@ def on_call(walk, call, q, meth, recv):
     elif key and "." not in key:
         refs = scope.built.get(key) or []
     load = ck[2]
-    seg = walk.segment(load).replace("{", "{{").replace("}", "}}")
+    seg = f"'{walk.segment(load)}'"
+    if len(ck) > 3:  # through a helper: say where its torch.load is
+        where, line = ck[3]
+        other = "" if os.path.abspath(where) == os.path.abspath(walk.path) else f" of {os.path.basename(where)}"
+        seg += f" (through torch.load at line {line}{other})"
+    seg = seg.replace("{", "{{").replace("}", "}}")
     name = (key or "the model").replace("{", "{{").replace("}", "}}")
     moved = key in scope.moved or placed_before(walk, model) is not None
     if not refs and not moved:

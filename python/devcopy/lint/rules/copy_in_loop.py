@@ -30,8 +30,36 @@ def _receiver_ok(walk, node):
     return False
 
 
+def _per_forward(walk, call, meth):
+    """`x + self.pe.to(self.device)` in forward: a host tensor member (not a
+    buffer, so model.to() leaves it behind) uploaded again on every call."""
+    fn, cls = walk.scope.func, walk.scope.cls
+    if fn is None or fn.name != "forward" or cls is None or not cls.is_module or walk.facts.cpu_fixed:
+        return
+    kind, place = walk.move_target(call) if meth == "to" else ("device", "dev")
+    if kind != "device" or place == "cpu" or place is None and not walk.facts.uses_device:
+        return
+    node = call.func.value
+    if isinstance(node, ast.Call) and (walk.imports.qual(node.func) or "").endswith(("Parameter", "Variable")) \
+            and node.args:
+        node = node.args[0]  # nn.Parameter(self.pe, requires_grad=False).to(device)
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+        return
+    k = cls.members.get(node.attr)
+    if not k or k[0] != TENSOR or k[1] != "cpu" or node.attr in cls.registered:
+        return
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and n.attr == node.attr and isinstance(n.ctx, ast.Store):
+            return  # forward rebinds it: a cache
+    walk.report(RULE, call, f"'self.{node.attr}', a host tensor that forward does not change, is copied to "
+                            "the device on every call of forward (every step); register it as a buffer "
+                            f"(self.register_buffer('{node.attr}', ...)) so that moving the model moves it once")
+
+
 def on_call(walk, call, q, meth, recv):
     loop = walk.in_loop()
+    if loop is None and meth in ("to", "cuda") and not (isinstance(walk.stmt, ast.Expr) and walk.stmt.value is call):
+        return _per_forward(walk, call, meth)
     if loop is None or meth not in _COPIES or not recv or recv[0] != TENSOR:
         return
     if walk.stmt is not None and isinstance(walk.stmt, ast.Expr) and walk.stmt.value is call:

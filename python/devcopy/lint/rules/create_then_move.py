@@ -4,6 +4,7 @@ scalar fills and `Variable(...)`, and through a local that holds the tensor
 until its move; reported at the factory, where the fix names the device."""
 import ast
 
+from .._imports import movers_by_text, movers_of_file
 from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
 
 RULE = "devcopy-create-then-move"
@@ -122,9 +123,31 @@ def _rebinds(stmt, name):
     return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
 
 
-def _made_elsewhere(walk, factory, q):
-    """Given a device, or uploading real host data: nothing to move."""
-    return any(k.arg == "device" for k in factory.keywords) or _uploads_data(walk, factory, q)
+def _made_elsewhere(walk, factory, q, chain=None):
+    """Given a device, or uploading real host data: nothing to move. A legacy
+    constructor whose values are overwritten before the move
+    (`torch.LongTensor(b).fill_(0)`) was given a size, whatever it reads as."""
+    if any(k.arg == "device" for k in factory.keywords):
+        return True
+    return _uploads_data(walk, factory, q) and not (chain is not None and q.split(".")[1] in LEGACY
+                                                   and _overwritten(chain, factory))
+
+
+# In-place fills that overwrite every element.
+_OVERWRITES = frozenset(("fill_", "zero_", "uniform_", "normal_"))
+
+
+def _overwritten(node, factory):
+    """Whether a fill of _OVERWRITES lies on the chain from `node` down to the factory."""
+    while node is not factory and type(node) is ast.Call:
+        f = node.func
+        if type(f) is ast.Attribute:
+            if f.attr in _OVERWRITES:
+                return True
+            node = f.value
+        else:
+            node = node.args[0] if node.args else None
+    return False
 
 
 def _shape_arg(node):
@@ -175,7 +198,7 @@ def _hold(walk, call, name):
         return False
     if type(root) is ast.Call:
         q = walk.imports.qual(root.func)
-        if _made_elsewhere(walk, root, q):
+        if _made_elsewhere(walk, root, q, call):
             return False
         walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
         return True
@@ -219,6 +242,9 @@ def on_call(walk, call, q, meth, recv):
     if t is ast.Assign and stmt.value is call and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
             and _hold(walk, call, stmt.targets[0].id):
         return
+    if meth is None and type(call.func) is ast.Name and call.args and not walk.facts.cpu_fixed:
+        _through_helper(walk, call)
+        return
     if meth not in ("to", "cuda", "type") or walk.facts.cpu_fixed:
         return
     target = _target(walk, call, meth)
@@ -231,12 +257,39 @@ def on_call(walk, call, q, meth, recv):
         _through_local(walk, call, meth, target, root)
         return
     fname = walk.imports.qual(root.func)
-    if _made_elsewhere(walk, root, fname):
+    if _made_elsewhere(walk, root, fname, call.func.value):
         return
     walk.report(RULE, root,
                 f"'{fname.split('.')[1]}()' makes the tensor on the host and '{meth}()' then copies it to "
                 f"{target}; create it there directly: {_suggest(root, fname, target)}",
                 fixes=_fix(walk, call, root, target, meth))
+
+
+def _through_helper(walk, call):
+    """`cuda(torch.rand(n), use_cuda)`: a function of the file or the package
+    that hands back its first argument moved (`return t.cuda() if flag else t`)."""
+    name = call.func.id
+    if name in walk.functions:
+        if walk.movers is None:
+            walk.movers = movers_by_text(walk.source)
+        movers = walk.movers
+    else:
+        ref = walk.imports.names.get(name)
+        movers = movers_of_file(ref[0]) if ref else {}
+        name = ref[1] if ref else name
+    meth = movers.get(name)
+    if meth is None:
+        return
+    root = _root(walk, call.args[0])
+    if root is None or type(root) is not ast.Call:
+        return
+    fname = walk.imports.qual(root.func)
+    if _made_elsewhere(walk, root, fname, call.args[0]):
+        return
+    walk.report(RULE, root,
+                f"'{fname.split('.')[1]}()' makes the tensor on the host and '{call.func.id}()' then copies it "
+                f"to the device with '{meth}()'; create it there directly: "
+                f"{_suggest(root, fname, '<the device>')}")
 
 
 def _through_local(walk, call, meth, target, name):

@@ -64,8 +64,35 @@ def _sync(walk, call, meth, recv):
     return None
 
 
+def _format_sync(walk, call):
+    """`'{:.4f}'.format(t)`: str.format formats a tensor through its
+    __format__, which reads it on the host (a tensor has no format method)."""
+    for a in list(call.args) + [k.value for k in call.keywords]:
+        found = _formatted(walk, a)
+        if found:
+            return found
+    return None
+
+
+def _formatted(walk, value):
+    k = walk.kind_of(value)
+    if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(value):
+        return f"formatting '{walk.segment(value)}' reads it on the host", value
+    return None
+
+
+def on_format(walk, node, value):
+    """f"{loss:.3f}" and "%.3f" % loss of a device tensor."""
+    loop = walk.in_loop() or walk.step_frame
+    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device or _in_dataset(walk):
+        return
+    found = _formatted(walk, value)
+    if found is not None and loop.runs_every_iteration():
+        _judge_read(walk, node, loop, found, None)
+
+
 def on_call(walk, call, q, meth, recv):
-    loop = walk.in_loop()
+    loop = walk.in_loop() or walk.step_frame
     if walk.facts.cpu_fixed or not walk.facts.uses_device:
         return
     if loop is None:
@@ -78,28 +105,88 @@ def on_call(walk, call, q, meth, recv):
         return _helper(walk, call, loop)
     if recv is not None and recv[0] in (MODULE, NUMPY) or _in_dataset(walk):
         return
-    found = _sync(walk, call, meth, recv)
+    found = _format_sync(walk, call) if meth == "format" and (recv is None or recv[0] != TENSOR) \
+        else _sync(walk, call, meth, recv)
     if found is None or not loop.runs_every_iteration():
         return
-    what, tensor = found
     stmt = walk.stmt
-    logged = meth in _LOGS
-    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None and not logged:
+    if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None and meth not in _LOGS:
         return  # devcopy-discarded-copy reports a dropped read
-    if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name) and \
-            (walk.lookup(tensor.value.id) or ("",))[0] == TENSOR and \
-            loop.invariant(tensor.value) and not loop.invariant(tensor.slice):
+    if loop is walk.in_loop() and _read_again(walk, loop, call, found):
+        return
+    _judge_read(walk, call, loop, found, meth)
+
+
+def _read_again(walk, loop, call, found):
+    """The same tensor, unchanged, read on the host a second time in one
+    iteration (`ssim(hr.cpu().numpy(), ...)` after `psnr(hr.cpu().numpy(), ...)`)."""
+    what, tensor = found
+    if walk.uses and walk.uses[-1][0] == "need":
+        return False  # a condition or an index: judged as such
+    text = walk.segment(tensor)
+    first = loop.host_reads.get(text)
+    if first is not None:
+        node, ifs, _ = first
+        if walk.path_ifs == ifs:  # both reads run on every path through the iteration that reaches them
+            _report(walk, call, loop, f"{what} a second time in this iteration: it was already read "
+                                      f"at line {node.lineno} and has not changed since, so the device "
+                                      "is waited for and the value copied twice; keep the first copy "
+                                      "and reuse it")
+            return True
+        return False
+    names = frozenset(n.id for n in ast.walk(tensor) if isinstance(n, ast.Name))
+    loop.host_reads[text] = (call, walk.path_ifs, names)
+    return False
+
+
+def _judge_read(walk, call, loop, found, meth):
+    """Reports a read made on every iteration unless the host needs it."""
+    what, tensor = found
+    if _per_element(walk, loop, tensor, meth):
+        name = tensor.value.id if isinstance(tensor, ast.Subscript) else walk.segment(loop.node.iter)
         return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
-                       f"this loop, one element at a time; copy '{tensor.value.id}' to the host once "
-                       "before the loop and read its elements there")
+                       f"this loop, one element at a time; copy '{name}' to the host once "
+                       "before the loop (.tolist() or .cpu()) and read its elements there")
     training = _training_step(walk)
-    printed = isinstance(call.func, ast.Name) and call.func.id == "print"
+    logged = meth in _LOGS
+    printed = isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"
     if logged:
         why = _OUTPUT if training else None  # logged from a rollout or an evaluation: its author's call
     else:
         why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
+
+
+def _per_element(walk, loop, tensor, meth):
+    """One element of a tensor that does not change, per iteration: `out[i]
+    .item()` (a parameter of a Module's method counts as a tensor, as
+    forward's do), or the element a loop over a device tensor yields."""
+    if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
+        base = tensor.value.id
+        kind = walk.lookup(base)
+        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
+            return False
+        return loop.invariant(tensor.value) and not loop.invariant(tensor.slice)
+    if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
+        return False
+    it, target = loop.node.iter, loop.node.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        it = it.args[0]  # for j, v in enumerate(t): v is the element
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
+                isinstance(target.elts[1], ast.Name) and target.elts[1].id == tensor.id):
+            return False
+    elif not (isinstance(target, ast.Name) and target.id == tensor.id):
+        return False
+    k = walk.kind_of(it)
+    return bool(k) and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it)
+
+
+def _module_param(walk, name):
+    cls, fn = walk.scope.cls, walk.scope.func
+    if cls is None or not cls.is_module or fn is None or name not in walk.scope.env:
+        return False
+    return any(a.arg == name for a in fn.args.args[1:])
 
 
 def _helper(walk, call, loop):
@@ -148,7 +235,8 @@ def _training_step(walk):
             return False
         if frame.training:
             return True
-    return False
+    step = walk.step_frame  # a function of the file that is one step of its caller's loop
+    return step is not None and step.runs_every_iteration() and step.training
 
 
 def _report(walk, call, loop, message):
@@ -181,6 +269,8 @@ def _judge(walk, call, loop, training):
     stmt = walk.stmt
     if isinstance(stmt, ast.AugAssign):
         if isinstance(stmt.target, ast.Name):
+            if _is_list(walk.scope.func, stmt.target.id):  # results += t.tolist(): a container
+                return _kept(walk, loop, stmt.target, training)
             return (f"iteration of this loop, only to add it to '{stmt.target.id}'; accumulate on "
                     "the device and read the total once after the loop")
         return _OUTPUT if training else None
@@ -206,6 +296,23 @@ def _kept(walk, loop, container, training):
         return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
+
+
+def _is_list(fn, name):
+    """Whether the function starts `name` as a list (`preds = []`, `preds,
+    refs = [], []`): `+=` then extends a container rather than summing a total."""
+    if fn is None:
+        return False
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Assign):
+            continue
+        for t in n.targets:
+            pairs = zip(t.elts, n.value.elts) if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) \
+                else [(t, n.value)]
+            if any(isinstance(a, ast.Name) and a.id == name and isinstance(v, (ast.List, ast.ListComp))
+                   for a, v in pairs):
+                return True
+    return False
 
 
 def _in_dataset(walk):
@@ -257,11 +364,16 @@ def _read_in(body, name, exclude=()):
 
 
 def _follow(walk, loop, stmt, name, training):
-    """A read kept in a variable: judged by the variable's uses in the loop."""
-    uses = []  # before it too: the next iteration reads what this one kept
+    """A read kept in a variable: judged by the variable's uses in the loop.
+    Uses before it count too (the next iteration reads what this one kept),
+    except for a loop variable, which the next iteration rebinds first."""
+    uses = []
+    after = name not in loop.targets
     for s in _flat(loop.node.body):
-        if s is not stmt:
-            uses.extend(_uses_of(s, name))
+        if s is stmt:
+            after = True
+        elif after:
+            uses.extend(_uses_of(walk, s, name))
     if not uses:
         return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep "
                 "the tensor and read it once after the loop")
@@ -270,7 +382,29 @@ def _follow(walk, loop, stmt, name, training):
     if "accumulate" in uses:
         return ("iteration of this loop, only to add it to a host total; accumulate on the "
                 "device and read the total once after the loop")
+    kept = {u[5:] for u in uses if u.startswith("keep:")}
+    if len(kept) == 1 and all(u.startswith("keep:") for u in uses):
+        acc = kept.pop()
+        fn = walk.scope.func
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+        if acc not in params and not _returned(fn, acc) and not _saved(fn, loop, acc):
+            return (f"iteration of this loop, only to keep it in '{acc}' for after the loop; keep the "
+                    "tensors and copy them to the host once after the loop (torch.cat(...).cpu())")
     return _OUTPUT if training else None
+
+
+# NumPy calls that grow an array: `acc = np.append(acc, x)` keeps x in acc.
+_GROWS = frozenset(("numpy.append", "numpy.concatenate", "numpy.hstack", "numpy.vstack"))
+
+
+def _grown(walk, stmt, name):
+    """`acc = np.append(acc, name)`: the name of the array it grows, or None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call) and walk.imports.qual(stmt.value.func) in _GROWS):
+        return None
+    acc = stmt.targets[0].id
+    names = {n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+    return acc if acc in names and name in names else None
 
 
 def _flat(body):
@@ -282,9 +416,12 @@ def _flat(body):
             yield from _flat(h.body)
 
 
-def _uses_of(stmt, name):
+def _uses_of(walk, stmt, name):
     """How one statement uses `name`: 'need' (a condition or index),
-    'accumulate' (+= into a total), 'other'."""
+    'accumulate' (+= into a total), 'keep:<array>' (grows a NumPy array), 'other'."""
+    acc = _grown(walk, stmt, name)
+    if acc is not None:
+        return ["keep:" + acc]
     out = []
     tests = []
     if isinstance(stmt, (ast.If, ast.While)):

@@ -6,14 +6,15 @@ function."""
 import ast
 import types
 
-from .._kinds import MODULE
-from .._moves import module_kind, moved_value, placed_before, placed_by_builder, target_text
+from .._kinds import MODULE, dotted
+from .._moves import builds_moved, module_kind, moved_value, placed_before, placed_by_builder, target_text
 
 RULE = "devcopy-repeated-module-move"
 MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
            "in the constructor of '{{cls}}', so layers rebuilt in between are copied twice; move "
            "the model once, after it is fully built, and leave the device out of the constructor "
            "of '{{cls}}'")
+_COPIES = frozenset(("copy.deepcopy", "deepcopy", "copy.copy"))
 NOTE = "first moved here, in the constructor of '{{cls}}'"
 
 
@@ -49,6 +50,9 @@ def module_move(walk, call, meth, recv):
     target = target_text(walk, call)
     if recv and recv[0] == MODULE or is_super:
         return key, target, place
+    if recv is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            builds_moved(walk, node.func.id, 0):
+        return key, target, place  # get_model(...).to(device): a builder's moved module
     # An unknown member moved as a statement in __init__ is a module: a
     # tensor's move would be dropped.
     stmt = walk.stmt
@@ -95,7 +99,7 @@ def on_call(walk, call, q, meth, recv):
     elif key and "." not in key:
         refs = scope.built.get(key) or []
     elif key is None:
-        if _given_moved(walk, call, target):
+        if _given_moved(walk, call, target) or _built_moved(walk, call, target):
             return
         refs = walk.built_from(call.func.value)
     if refs:
@@ -104,12 +108,28 @@ def on_call(walk, call, q, meth, recv):
                   NOTE)
 
 
+def _built_moved(walk, call, target):
+    """`get_model(...).to(device)` where get_model returns the module it
+    already moved (`model = Net(cfg).to(device); return model`)."""
+    built = call.func.value
+    if not (isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and
+            builds_moved(walk, built.func.id, 0)):
+        return False
+    name = built.func.id
+    walk.report(RULE, call, f"module returned by '{name}()' is moved to {target} again; '{name}()' already "
+                            "moves it before returning it, so every parameter is walked twice and layers "
+                            "rebuilt in between are copied twice; move it in one place")
+    return True
+
+
 def _given_moved(walk, call, target):
     """`Translator(model=load_model(...)).to(device)`: a module built around
     one already on the device is moved again."""
     built = call.func.value
     if not isinstance(built, ast.Call):
         return False
+    if dotted(built.func) in _COPIES:
+        return True  # copy.deepcopy(net): a new module, already where net is; moving it copies nothing
     for a in list(built.args) + [k.value for k in built.keywords]:
         if not module_kind(walk.kind_of(a)):
             continue  # nn.CrossEntropyLoss(weight=w.to(device)): a tensor argument
