@@ -7,43 +7,11 @@ from . import _imports
 from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
-from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop, trains
+from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop, step_loops
 from ._moves import is_stateless, moved_value, placed_before, placed_by_builder, target_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def step_loops(tree, functions, train_names):
-    """{function: loop} for the file's functions that run one training step
-    (backward() or step() outside any loop of theirs: `def train(epoch)` of
-    a full-graph model) and are called on every iteration of a loop of the
-    file: their reads happen once per step of that loop."""
-    steps = {name for name in train_names if name in functions and _one_step(functions[name].body, train_names)}
-    out = {}
-    if not steps:
-        return out
-    for n in ast.walk(tree):
-        if type(n) in _LOOPS:
-            for s in n.body:  # statements of every iteration, not under an `if`
-                if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    for c in ast.walk(s):
-                        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in steps:
-                            out.setdefault(c.func.id, n)
-    return out
-
-
-def _one_step(body, train_names):
-    stack = list(body)
-    while stack:
-        n = stack.pop()
-        if type(n) in _LOOPS or isinstance(n, _FUNCS + (ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(n, ast.Call) and trains(n, train_names) and not (
-                isinstance(n.func, ast.Name) and n.func.id in train_names):
-            return True
-        stack.extend(ast.iter_child_nodes(n))
-    return False
 
 
 class ClassFacts:

@@ -129,8 +129,8 @@ def _made_elsewhere(walk, factory, q, chain=None):
     (`torch.LongTensor(b).fill_(0)`) was given a size, whatever it reads as."""
     if any(k.arg == "device" for k in factory.keywords):
         return True
-    return _uploads_data(walk, factory, q) and not (chain is not None and q.split(".")[1] in LEGACY
-                                                   and _overwritten(chain, factory))
+    sized = chain is not None and q.split(".")[1] in LEGACY and _overwritten(chain, factory)
+    return _uploads_data(walk, factory, q) and not sized
 
 
 # In-place fills that overwrite every element.

@@ -5,6 +5,7 @@ flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
+from ._results import is_list as _is_list, returned as _returned, saved as _saved
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -298,57 +299,11 @@ def _kept(walk, loop, container, training):
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
 
 
-def _is_list(fn, name):
-    """Whether the function starts `name` as a list (`preds = []`, `preds,
-    refs = [], []`): `+=` then extends a container rather than summing a total."""
-    if fn is None:
-        return False
-    for n in ast.walk(fn):
-        if not isinstance(n, ast.Assign):
-            continue
-        for t in n.targets:
-            pairs = zip(t.elts, n.value.elts) if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) \
-                else [(t, n.value)]
-            if any(isinstance(a, ast.Name) and a.id == name and isinstance(v, (ast.List, ast.ListComp))
-                   for a, v in pairs):
-                return True
-    return False
-
-
 def _in_dataset(walk):
     """A method of a Dataset: it reads and prepares host data for a loader."""
     cls = walk.scope.cls
     return cls is not None and not cls.is_module and \
         any((dotted(b) or "").endswith("Dataset") for b in cls.node.bases)
-
-
-# Calls that write what they are given to a file or a stream.
-_SAVES = ("save", "dump", "write", "savez", "save_file", "safe_save", "to_csv")
-
-
-def _saved(fn, loop, name):
-    """`torch.save(weights, path)` after the loop fills `weights`: an export
-    that needs every value on the host."""
-    if fn is None:
-        return False
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and n.lineno > loop.node.end_lineno:
-            f = n.func
-            callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if callee.lower().endswith(_SAVES) and \
-                    any(isinstance(a, ast.Name) and a.id == name for a in n.args):
-                return True
-    return False
-
-
-def _returned(fn, name):
-    if fn is None:
-        return False
-    for n in ast.walk(fn):
-        if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None:
-            if any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(n.value)):
-                return True
-    return False
 
 
 def _read_in(body, name, exclude=()):
