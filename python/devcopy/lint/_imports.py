@@ -10,13 +10,22 @@ from ._kinds import dotted
 _CLASS = re.compile(r"^class\s+(\w+)\s*\(([^)]*)\)\s*:", re.M)
 
 
+@functools.lru_cache(maxsize=256)
+def source_text(path):
+    """The text of another file of the package, or None when it cannot be
+    read: each reader below asks for it, the file is read once."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 @functools.lru_cache(maxsize=4096)
 def module_classes(path):
     """Names of the nn.Module subclasses a Python file defines (by its text)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
+    text = source_text(path)
+    if text is None:
         return frozenset()
     found = {}
     for name, bases in _CLASS.findall(text):
@@ -43,10 +52,8 @@ def defining_file(path, name, depth=0):
         return path
     if depth > 3:
         return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
+    text = source_text(path)
+    if text is None:
         return None
     for dots, mod, group, line in _FROM.findall(text):
         listed = [n.strip().split(" as ")[0].strip() for n in (group or line).split(",")]
@@ -96,11 +103,8 @@ _NN_HINT = frozenset(("Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2
 
 @functools.lru_cache(maxsize=4096)
 def returns_of_file(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return returns_by_text(f.read(), path)
-    except OSError:
-        return {}
+    text = source_text(path)
+    return returns_by_text(text, path) if text is not None else {}
 
 
 _LOADER_DEF = re.compile(r"^def\s+(\w+)\s*\(([^)]*)\)\s*(?:->[^:]*)?:[^\n]*\n", re.M)
@@ -140,11 +144,8 @@ def loaders_by_text(text):
 
 @functools.lru_cache(maxsize=4096)
 def loaders_of_file(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return loaders_by_text(f.read())
-    except OSError:
-        return {}
+    text = source_text(path)
+    return loaders_by_text(text) if text is not None else {}
 
 
 _MOVER = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
@@ -159,11 +160,8 @@ def movers_by_text(text):
 
 @functools.lru_cache(maxsize=4096)
 def movers_of_file(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return movers_by_text(f.read())
-    except OSError:
-        return {}
+    text = source_text(path)
+    return movers_by_text(text) if text is not None else {}
 
 
 _TORCH_IMPORT = re.compile(
@@ -175,10 +173,8 @@ _TORCH_IMPORT = re.compile(
 def star_aliases(path):
     """The torch and numpy names a file's top-level imports bind, which
     `from <it> import *` hands on (`torch` through `from utils import *`)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
+    text = source_text(path)
+    if text is None:
         return ()
     out = []
     for mod, alias, frm, name, falias in _TORCH_IMPORT.findall(text):

@@ -4,6 +4,7 @@ import ast
 import functools
 import re
 
+from ._imports import source_text
 from ._kinds import MODULE, TENSOR
 
 # torch.nn layers with no parameters or buffers: moving them copies nothing.
@@ -124,11 +125,8 @@ def placed_by_builder(walk, value):
 @functools.lru_cache(maxsize=4096)
 def moving_builders(path):
     """Top-level functions of a file that return `<something>.to(...)` (by its text)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return _builders(f.read())
-    except OSError:
-        return frozenset(), frozenset()
+    text = source_text(path)
+    return _builders(text) if text is not None else (frozenset(), frozenset())
 
 
 _MOVED_NAME = re.compile(r"^\s+(\w+)(?:\s*=\s*\1)?\.(?:to|cuda)\(", re.M)
