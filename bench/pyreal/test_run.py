@@ -64,6 +64,7 @@ class RunTest(unittest.TestCase):
                "--blind2-file", self.write_set("blind2", []),
                "--blind3-file", self.write_set("blind3", []),
                "--blind4-file", self.write_set("blind4", []),
+               "--blind5-file", self.write_set("blind5", []),
                "--linter", f"{sys.executable} {os.path.join(HERE, 'fake_linter.py')}", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env)
 
