@@ -2,8 +2,9 @@
 devcopy.inspect of the same model, side by side in one run, rounds
 interleaved, each round started from a barrier and timed by its slowest
 rank. The model (1,000 tensors: 500 Linear(64, 64) layers) lives on the host,
-then on the GPU when there is one (both ranks share it); the ranks talk
-through Gloo over 127.0.0.1. Prints the medians, one 64 KiB all-gather (the
+then on a GPU when there is one: each rank its own when the host has two,
+else both ranks share one; the ranks talk through Gloo over 127.0.0.1. Prints the medians, inspect on rank 0 while the
+others wait (what sharing a GPU costs), one 64 KiB all-gather (the
 collective's floor) and the ratio (the target: at most 1.5).
 
     PYTHONPATH=build/python python3 bench/python_distributed.py [rounds]
@@ -44,27 +45,44 @@ def slowest(times):
     return statistics.median(max(r) for r in zip(*everyone))
 
 
+def gpu_of(rank):
+    """One GPU per rank where the host has enough, as on a cluster."""
+    count = torch.cuda.device_count()
+    if count > 1:
+        torch.cuda.set_device(rank % count)
+    return f"cuda:{rank % count}"
+
+
+def placement(device, size):
+    if device == "cpu":
+        return "on the host"
+    if torch.cuda.device_count() >= size:
+        return "one GPU per rank"
+    return "sharing one GPU"
+
+
 def rank_main(rank, size, port, rounds, out):
     import devcopy
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=size)
     torch.set_num_threads(1)  # one core each, as on a cluster
-    devices = ["cpu"] + (["cuda:0"] if torch.cuda.is_available() else [])
+    devices = ["cpu"] + ([gpu_of(rank)] if torch.cuda.is_available() else [])
     # The floor: one Gloo all-gather of a slot as large as devcopy's.
     slot = torch.zeros(64 << 10, dtype=torch.uint8)
     slots = [torch.empty_like(slot) for _ in range(size)]
     for device in devices:
         model = model_of_1000_tensors(device)
-        one, many, gather = [], [], []
+        one, alone, many, gather = [], [], [], []
         devcopy.inspect(model)
         devcopy.inspect_distributed(model)  # warm all three
         dist.all_gather(slots, slot)
         for _ in range(rounds):
             one.append(timed(lambda: devcopy.inspect(model)))
+            alone.append(timed(lambda: rank == 0 and devcopy.inspect(model)))
             many.append(timed(lambda: devcopy.inspect_distributed(model)))
             gather.append(timed(lambda: dist.all_gather(slots, slot)))
-        figures = (device, slowest(one), slowest(many), slowest(gather))
+        figures = (device, slowest(one), slowest(alone), slowest(many), slowest(gather))
         if rank == 0:
             out.put(figures)
     dist.barrier()
@@ -80,9 +98,10 @@ def main():
     mp.start_processes(rank_main, args=(size, port, rounds, out), nprocs=size,
                        start_method="spawn", join=True)
     for _ in range(1 + torch.cuda.is_available()):
-        device, one, many, gather = out.get()
-        print(f"python_distributed: 1000 tensors on {device}, {size} ranks, {rounds} rounds, "
-              f"slowest rank: inspect {one * 1e3:.3f} ms, inspect_distributed {many * 1e3:.3f} ms "
+        device, one, alone, many, gather = out.get()
+        print(f"python_distributed: 1000 tensors {placement(device, size)}, {size} ranks, {rounds} rounds, "
+              f"slowest rank: inspect {one * 1e3:.3f} ms (rank 0 alone {alone * 1e3:.3f} ms), "
+              f"inspect_distributed {many * 1e3:.3f} ms "
               f"(one 64 KiB all-gather alone {gather * 1e3:.3f} ms), "
               f"ratio {many / one:.2f} (target <= 1.5)")
     return 0

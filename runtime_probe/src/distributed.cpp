@@ -115,9 +115,10 @@ Report run(const torch::nn::Module &module, Group &g,
   const int rank = g.getRank(), size = g.getSize();
   detail::Collected c = detail::collect(module, o.inspect);
   detail::Fingerprints prints(c.storages, /*all=*/true);
+  // The local report first: it reads the allocator while the kernels run.
+  Report report = detail::inspect_collected(c, prints, o.inspect);
   std::vector<std::vector<std::string>> names;
   detail::RankRecord rec = record(rank, c.storages, prints.wait(), names);
-  Report report = detail::inspect_collected(std::move(c), prints, o.inspect);
   add_devices(rec, report);
   const std::vector<unsigned char> mine = encode(rec);
 

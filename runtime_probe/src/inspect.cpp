@@ -285,7 +285,7 @@ void memory(const std::vector<Storage> &st, const detail::Fingerprints &prints,
 
 } // namespace
 
-Report detail::inspect_collected(Collected c, Fingerprints &prints,
+Report detail::inspect_collected(Collected &c, Fingerprints &prints,
                                  const InspectOptions &options) {
   // The allocator is read while the fingerprint kernels run: on the GPU its
   // snapshot costs as much as a sixth of the bytes' hashing.
@@ -297,13 +297,14 @@ Report detail::inspect_collected(Collected c, Fingerprints &prints,
   report.merge(memory_report);
   for (Skipped &s : c.skipped)
     report.add(std::move(s));
+  c.skipped.clear();
   return report;
 }
 
 Report inspect(const torch::nn::Module &module, const InspectOptions &options) {
   detail::Collected c = detail::collect(module, options);
   detail::Fingerprints prints(c.storages, /*all=*/false);
-  return detail::inspect_collected(std::move(c), prints, options);
+  return detail::inspect_collected(c, prints, options);
 }
 
 Report check(const torch::nn::Module &module, const InspectOptions &options) {

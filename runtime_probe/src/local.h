@@ -35,8 +35,9 @@ private:
 };
 
 /// The single-process report (duplicates, shared storage, memory, skipped)
-/// over storages already collected and being fingerprinted.
-Report inspect_collected(Collected c, Fingerprints &prints,
+/// over storages already collected and being fingerprinted; `c` keeps its
+/// storages (its skipped entries move into the report).
+Report inspect_collected(Collected &c, Fingerprints &prints,
                          const InspectOptions &options);
 
 } // namespace devcopy::detail
