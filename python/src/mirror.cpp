@@ -169,6 +169,9 @@ public:
     for (auto &b : buffers_)
       compared_.push_back(std::move(b));
   }
+  std::vector<std::pair<std::string, at::Tensor>> take_buffers() {
+    return std::move(buffers_);
+  }
 
   std::string name_;
 
@@ -190,6 +193,14 @@ void flatten(py::handle module, const std::string &prefix, bool gradients,
   f.name_ = prefix;
   f.walk(module.ptr());
   f.finish();
+}
+
+void flatten(py::handle module, bool gradients,
+             InspectOptions::ModuleTensors &out) {
+  require_module(module, "the model");
+  Flatten f(gradients, out.parameters, out.gradients);
+  f.walk(module.ptr());
+  out.buffers = f.take_buffers();
 }
 
 std::shared_ptr<torch::nn::Module> Mirror::build(py::handle module) {

@@ -5,6 +5,7 @@
 // weights and shared submodules stay shared, None entries are left out.
 #pragma once
 
+#include <devcopy/probe.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/nn/module.h>
 
@@ -39,6 +40,11 @@ private:
 void flatten(pybind11::handle module, const std::string &prefix, bool gradients,
              std::vector<std::pair<std::string, at::Tensor>> &compared,
              std::vector<std::pair<std::string, at::Tensor>> &reachable);
+
+/// The same walk with the roles kept apart (parameters, buffers, gradients):
+/// the route for inspect_distributed(), which counts each role on its own.
+void flatten(pybind11::handle module, bool gradients,
+             InspectOptions::ModuleTensors &out);
 
 /// The tensor a Python torch.Tensor holds; throws pybind11::type_error naming
 /// `what` otherwise.

@@ -91,8 +91,8 @@ Report inspect_py(py::handle model, const Roots &roots,
 }
 
 #ifdef DEVCOPY_HAS_DISTRIBUTED
-// The model is mirrored (not flattened) so its tensors keep their roles
-// across ranks: parameters, buffers and gradients are told apart there.
+// The model is flattened with its tensors' roles kept apart: parameters,
+// buffers and gradients are told apart across ranks.
 Report inspect_distributed_py(py::handle model, const Roots &roots,
                               const py::dict &options, py::handle group,
                               double timeout_seconds) {
@@ -100,11 +100,11 @@ Report inspect_distributed_py(py::handle model, const Roots &roots,
   o.with_timeout(std::chrono::milliseconds(
       static_cast<std::int64_t>(timeout_seconds * 1000)));
   auto pg = group.cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
-  Mirror mirror;
-  std::shared_ptr<torch::nn::Module> m = mirror.build(model);
+  flatten(model, o.inspect.gradients, o.inspect.module_tensors);
+  static const torch::nn::Module empty;
   py::gil_scoped_release no_gil;
   try {
-    return inspect_distributed(*m, *pg, o);
+    return inspect_distributed(empty, *pg, o);
   } catch (const DistributedError &e) {
     py::gil_scoped_acquire gil;
     throw py::value_error(e.what());

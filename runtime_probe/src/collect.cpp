@@ -224,6 +224,13 @@ Collected collect(const torch::nn::Module &module,
                   const InspectOptions &options) {
   Collector c;
   c.add_module("", module, options.gradients);
+  const InspectOptions::ModuleTensors &flat = options.module_tensors;
+  for (const auto &[name, t] : flat.parameters)
+    c.add(name, t, Role::compared, Category::parameter);
+  for (const auto &[name, t] : flat.gradients)
+    c.add(name, t, Role::reachable, Category::gradient);
+  for (const auto &[name, t] : flat.buffers)
+    c.add(name, t, Role::compared, Category::buffer);
   for (const auto &[name, m] : options.modules)
     if (m != nullptr)
       c.add_module(name + ".", *m, options.gradients);

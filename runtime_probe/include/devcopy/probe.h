@@ -43,6 +43,15 @@ struct InspectOptions {
   /// Optimizer state the probe cannot read itself (a Python optimizer's):
   /// as `held`, and counted as optimizer state by inspect_distributed().
   std::vector<std::pair<std::string, at::Tensor>> state;
+  /// The inspected module given as its tensors by a caller that holds no
+  /// torch::nn::Module (a Python model), named and collected as the walk of
+  /// a module tree would (parameters and buffers compared, gradients
+  /// reachable), each in its own category for inspect_distributed().
+  struct ModuleTensors {
+    std::vector<std::pair<std::string, at::Tensor>> parameters, buffers,
+        gradients;
+  };
+  ModuleTensors module_tensors;
 
   InspectOptions &root(std::string name, const at::Tensor &t) {
     tensors.emplace_back(std::move(name), t);
