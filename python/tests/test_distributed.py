@@ -63,6 +63,9 @@ def test_replicated_optimizer_state_is_reported_on_every_rank(tmp_path):
         params = (64 * 64 + 64 + 64 * 8 + 8) * 4
         assert state["bytes_per_rank"] >= 2 * params
         assert by_category["parameters"]["expected"] is True
+        # Same data, same gradients: counted as gradients, not as parameters.
+        assert by_category["gradients"]["bytes_per_rank"] == params
+        assert by_category["gradients"]["expected"] is False
         assert len(r["ranks"]) == 2
 
 
