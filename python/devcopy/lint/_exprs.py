@@ -258,6 +258,8 @@ class Expressions:
             if member and member[0] == MODULE:
                 return (TENSOR, None)  # self.net(x) in a trainer: the member module's forward
         if recv is None:
+            if meth == "cpu" and not n.args and isinstance(n.func.value, (ast.Call, ast.Subscript)):
+                return (TENSOR, "cpu")  # padder.unpad(flow[0]).cpu(): a tensor's copy on the host
             # x.view(-1, 2): a shape is a tensor's view (NumPy's takes a dtype).
             return (TENSOR, None) if meth == "view" and any(_int_const(a) for a in n.args) else None
         kind = recv[0]

@@ -6,6 +6,7 @@ import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._results import is_list as _is_list, returned as _returned, saved as _saved
+from ._totals import flat as _flat, only_totals
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -280,7 +281,11 @@ def _judge(walk, call, loop, training):
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if len(names) != len(targets):
             return _OUTPUT if training else None  # a field or element: host results
-        return _follow(walk, loop, stmt, names[0], training)
+        why = _follow(walk, loop, stmt, names[0], training)
+        if why is None and only_totals(walk, loop, stmt, names[0]):
+            why = ("iteration of this loop, only to compute metric totals on the host; count on the "
+                   "device (torch.sum, torch.bincount) and read the totals once after the loop")
+        return why
     return None
 
 
@@ -323,10 +328,13 @@ def _follow(walk, loop, stmt, name, training):
     Uses before it count too (the next iteration reads what this one kept),
     except for a loop variable, which the next iteration rebinds first."""
     uses = []
-    after = name not in loop.targets
+    after, seen = name not in loop.targets, False
     for s in _flat(loop.node.body):
         if s is stmt:
-            after = True
+            after = seen = True
+        elif not seen and s in loop.node.body and isinstance(s, ast.Assign) and \
+                any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
+            after = False  # rebound before the read: what the last iteration kept is dropped
         elif after:
             uses.extend(_uses_of(walk, s, name))
     if not uses:
@@ -360,15 +368,6 @@ def _grown(walk, stmt, name):
     acc = stmt.targets[0].id
     names = {n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name)}
     return acc if acc in names and name in names else None
-
-
-def _flat(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse", "finalbody"):
-            yield from _flat(getattr(s, field, []) or [])
-        for h in getattr(s, "handlers", []) or []:
-            yield from _flat(h.body)
 
 
 def _uses_of(walk, stmt, name):
