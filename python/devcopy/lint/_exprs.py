@@ -98,6 +98,10 @@ class Expressions:
             return (DEVICE, None) if DEVICE in (a and a[0], b and b[0]) else None
         if t in (ast.Lambda, ast.FunctionDef):
             return None
+        if t is ast.JoinedStr and n.values and string_place(const_str(n.values[0])) == "dev":
+            for v in n.values:
+                self.expr(v)
+            return (DEVICE, "dev")  # f"cuda:{gpu}"
         if t is ast.FormattedValue:
             self.expr(n.value)
             if n.format_spec is not None:
@@ -272,6 +276,8 @@ class Expressions:
             return recv if meth in MODULE_SELF_METHODS else ((TENSOR, None) if meth == "forward" else None)
         if kind == CKPT:
             return recv if meth in ("get", "pop", "copy") else None
+        if kind == DEVICE and meth == "format" and isinstance(n.func.value, ast.Constant):
+            return recv  # "cuda:{}".format(gpu)
         if kind != TENSOR:
             return None
         place = recv[1]
