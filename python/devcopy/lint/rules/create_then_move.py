@@ -227,10 +227,18 @@ def _target(walk, call, meth):
         return "'cuda'"
     if meth == "type":
         return "'cuda'" if _type_target(walk, call) == "dev" else None
+    if meth == "type_as":  # .type_as(enc): to enc's dtype and device, when enc may be on the device
+        a = call.args[0] if len(call.args) == 1 and walk.facts.uses_device else None
+        k = walk.kind_of(a) if a is not None and not _to_host(a) else ("",)
+        return None if k is not None and (k[0] != TENSOR or k[1] == "cpu") else f"{walk.segment(a)}.device"
     kind, place = walk.move_target(call)
     if kind != "device" or place == "cpu" or (place is None and not walk.facts.uses_device):
         return None
     return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
+
+
+def _to_host(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cpu"
 
 
 def on_call(walk, call, q, meth, recv):
@@ -245,7 +253,7 @@ def on_call(walk, call, q, meth, recv):
     if meth is None and type(call.func) is ast.Name and call.args and not walk.facts.cpu_fixed:
         _through_helper(walk, call)
         return
-    if meth not in ("to", "cuda", "type") or walk.facts.cpu_fixed:
+    if meth not in ("to", "cuda", "type", "type_as") or walk.facts.cpu_fixed:
         return
     target = _target(walk, call, meth)
     if target is None:
@@ -361,7 +369,7 @@ def _inside(node, outer):
 def _fix(walk, call, factory, target, meth):
     """device= into the factory's call, and the move dropped: only for a
     plain .to(device) / .cuda() with nothing else in it."""
-    if meth == "type" or meth == "to" and len(call.args) + len(call.keywords) != 1:
+    if meth in ("type", "type_as") or meth == "to" and len(call.args) + len(call.keywords) != 1:
         return []
     if call.keywords and call.keywords[0].arg != "device":
         return []
