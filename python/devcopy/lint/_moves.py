@@ -87,8 +87,8 @@ def moved_unknown(walk, value):
     """`MODEL.get_model(n).cuda()`: the result of a call the file cannot
     see into, moved to the device; a module when a state dict is loaded
     into it later (checkpoint-to-device), not known to be one for others."""
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
-            value.func.attr in ("to", "cuda") and isinstance(value.func.value, ast.Call)):
+    if type(value) is not ast.Call or type(value.func) is not ast.Attribute or \
+            value.func.attr not in ("to", "cuda") or type(value.func.value) is not ast.Call:
         return None
     inner = value.func.value
     if (walk.imports.qual(inner.func) or "").startswith("torch.") or walk.kind_of(inner) is not None:

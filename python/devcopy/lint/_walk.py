@@ -303,7 +303,7 @@ class Walk(Expressions):
             self.scope.built[target.id] = self.built_from(value)
             self.scope.moved.discard(target.id)
             self.scope.moved_at.pop(target.id, None)
-            self.scope.maybe_moved[target.id] = None if placed is not None else moved_unknown(self, value)
+            self.scope.maybe_moved[target.id] = moved_unknown(self, value) if placed is None else None
             self.scope.moves.append((target.id, None, self.path_ifs, None))  # a new module here
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)

@@ -5,7 +5,7 @@ flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
-from ._results import is_list as _is_list, returned as _returned, saved as _saved
+from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved
 from ._totals import flat as _flat, only_totals
 
 RULE = "devcopy-host-sync-in-loop"
@@ -197,14 +197,19 @@ def _helper(walk, call, loop):
     stmt = walk.stmt
     if not isinstance(stmt, ast.Assign) or stmt.value is not call or not loop.runs_every_iteration():
         return
-    names = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    training = _training_step(walk)
-    if not any("host total" in (_follow(walk, loop, stmt, name, training) or "") for name in names):
+    fn, training = walk.functions[call.func.id], _training_step(walk)
+    known = read_targets(fn, stmt.targets)  # the names the helper's reads go to, when its returns say
+    names = known or [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    whys = [_follow(walk, loop, stmt, name, training) or "" for name in names]
+    if any("host total" in w for w in whys):
+        why = "only to add the value to a host total"
+    elif known and _OUTPUT in whys:  # logger.push(metrics) on every training step
+        why = "only to report it"
+    else:
         return
-    read = walk.functions[call.func.id].devcopy_reads
-    _report(walk, call, loop, f"'{call.func.id}()' reads a tensor on the host (item() at line {read.lineno}) "
-                              "and waits for the device on every iteration of this loop, only to add the "
-                              "value to a host total; return the tensor, accumulate on the device and read "
+    _report(walk, call, loop, f"'{call.func.id}()' reads a tensor on the host (item() at line "
+                              f"{fn.devcopy_reads.lineno}) and waits for the device on every iteration of "
+                              f"this loop, {why}; return the tensor, accumulate on the device and read "
                               "the total once after the loop")
 
 
