@@ -3,6 +3,7 @@
 judges them: periodic guards are fine, so are values the host needs (control
 flow, indexing, host results) and per-sample output outside training steps."""
 import ast
+import types
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved
@@ -12,6 +13,7 @@ RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
 _CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
+_ELEMENT_VIEWS = frozenset("mul clamp byte float permute detach contiguous".split())
 # Loggers given a tensor: they read it on the host themselves.
 _LOGS = frozenset(("add_scalar",))
 # Methods of meters, progress bars and loggers: per-step reporting.
@@ -146,7 +148,7 @@ def _judge_read(walk, call, loop, found, meth):
     what, tensor = found
     if _per_element(walk, loop, tensor, meth):
         name = tensor.value.id if isinstance(tensor, ast.Subscript) else walk.segment(loop.node.iter)
-        return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
+        return _report(walk, _read_line(call), loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{name}' to the host once "
                        "before the loop (.tolist() or .cpu()) and read its elements there")
     training = _training_step(walk)
@@ -160,10 +162,22 @@ def _judge_read(walk, call, loop, found, meth):
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
 
 
+def _read_line(call):
+    """Where a read split over a chained call is: the line of its `.cpu()`."""
+    f = call.func
+    if not isinstance(f, ast.Attribute) or f.end_lineno == call.lineno:
+        return call
+    return types.SimpleNamespace(lineno=f.end_lineno, end_lineno=call.end_lineno, end_col_offset=call.end_col_offset,
+                                 col_offset=f.end_col_offset - len(f.attr))
+
+
 def _per_element(walk, loop, tensor, meth):
     """One element of a tensor that does not change, per iteration: `out[i]
     .item()` (a parameter of a Module's method counts as a tensor, as
     forward's do), or the element a loop over a device tensor yields."""
+    while meth != "item" and isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
+            tensor.func.attr in _ELEMENT_VIEWS:
+        tensor = tensor.func.value  # images[i].mul(255).byte().permute(1, 2, 0).cpu(): still one element
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
         base = tensor.value.id
         kind = walk.lookup(base)
