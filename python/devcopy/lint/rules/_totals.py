@@ -223,3 +223,21 @@ def _computing_function(walk, name):
                 break
         fn.devcopy_computes = cached
     return cached
+
+
+_METERS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars", "log_metrics"))
+
+
+def feeds_meter(walk, loop, call):
+    """`_, acc, n, pred = accuracy(out.cpu().numpy(), ...)` then
+    `meter.update(acc, n)`: the results of a function of the file or the
+    package, computed from the read, fed to a meter or a logger in the loop."""
+    stmt = walk.stmt
+    if not isinstance(stmt, ast.Assign) or stmt.value is not call or not isinstance(call.func, ast.Name) or \
+            call.func.id not in walk.functions and not walk.imports.names.get(call.func.id):
+        return False  # a library's metric (skimage's PSNR) takes host arrays: its author's call
+    names = {n for t in stmt.targets for n in _stored(t) if n != "_"}
+    return any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+               and s.value.func.attr in _METERS and any(isinstance(a, ast.Name) and a.id in names
+                                                        for a in s.value.args)
+               for s in flat(loop.node.body))

@@ -3,17 +3,16 @@
 judges them: periodic guards are fine, so are values the host needs (control
 flow, indexing, host results) and per-sample output outside training steps."""
 import ast
-import types
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
+from ._elements import per_element as _per_element, read_line as _read_line
 from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved
-from ._totals import flat as _flat, only_totals
+from ._totals import feeds_meter, flat as _flat, only_totals
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
 _CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
-_ELEMENT_VIEWS = frozenset("mul clamp byte float permute detach contiguous".split())
 # Loggers given a tensor: they read it on the host themselves.
 _LOGS = frozenset(("add_scalar",))
 # Methods of meters, progress bars and loggers: per-step reporting.
@@ -162,49 +161,6 @@ def _judge_read(walk, call, loop, found, meth):
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
 
 
-def _read_line(call):
-    """Where a read split over a chained call is: the line of its `.cpu()`."""
-    f = call.func
-    if not isinstance(f, ast.Attribute) or f.end_lineno == call.lineno:
-        return call
-    return types.SimpleNamespace(lineno=f.end_lineno, end_lineno=call.end_lineno, end_col_offset=call.end_col_offset,
-                                 col_offset=f.end_col_offset - len(f.attr))
-
-
-def _per_element(walk, loop, tensor, meth):
-    """One element of a tensor that does not change, per iteration: `out[i]
-    .item()` (a parameter of a Module's method counts as a tensor, as
-    forward's do), or the element a loop over a device tensor yields."""
-    while meth != "item" and isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
-            tensor.func.attr in _ELEMENT_VIEWS:
-        tensor = tensor.func.value  # images[i].mul(255).byte().permute(1, 2, 0).cpu(): still one element
-    if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
-        base = tensor.value.id
-        kind = walk.lookup(base)
-        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
-            return False
-        return loop.invariant(tensor.value) and not loop.invariant(tensor.slice)
-    if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
-        return False
-    it, target = loop.node.iter, loop.node.target
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
-        it = it.args[0]  # for j, v in enumerate(t): v is the element
-        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
-                isinstance(target.elts[1], ast.Name) and target.elts[1].id == tensor.id):
-            return False
-    elif not (isinstance(target, ast.Name) and target.id == tensor.id):
-        return False
-    k = walk.kind_of(it)
-    return bool(k) and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it)
-
-
-def _module_param(walk, name):
-    cls, fn = walk.scope.cls, walk.scope.func
-    if cls is None or not cls.is_module or fn is None or name not in walk.scope.env:
-        return False
-    return any(a.arg == name for a in fn.args.args[1:])
-
-
 def _helper(walk, call, loop):
     """`loss, n_correct = cal_performance(...)` on every step, a function of
     the file that reads with item(), only to add a result to a host total."""
@@ -286,6 +242,8 @@ def _judge(walk, call, loop, training):
             return _kept(walk, loop, node.func.value, training)
         if name in _PROGRESS and isinstance(node.func, ast.Attribute) and not loop.around_training:
             return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
+        if not training and not loop.around_training and feeds_meter(walk, loop, node):
+            return _OUTPUT_ANY  # a function's results computed from the read, fed to a meter
         return _OUTPUT if training else None
     stmt = walk.stmt
     if isinstance(stmt, ast.AugAssign):
