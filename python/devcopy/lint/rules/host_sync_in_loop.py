@@ -305,11 +305,11 @@ def _follow(walk, loop, stmt, name, training):
     Uses before it count too (the next iteration reads what this one kept),
     except for a loop variable, which the next iteration rebinds first."""
     uses = []
-    after, seen = name not in loop.targets, False
+    after, seen, top = name not in loop.targets, False, {id(s) for s in loop.node.body}
     for s in _flat(loop.node.body):
         if s is stmt:
             after = seen = True
-        elif not seen and s in loop.node.body and isinstance(s, ast.Assign) and \
+        elif not seen and id(s) in top and isinstance(s, ast.Assign) and \
                 any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
             after = False  # rebound before the read: what the last iteration kept is dropped
         elif after:
