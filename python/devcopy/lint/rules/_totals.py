@@ -87,8 +87,6 @@ def _uses(node, tainted):
 def _derived_targets(walk, s, tainted):
     if isinstance(s, ast.Assign) and _uses(s.value, tainted):
         return [n for t in s.targets for n in _stored(t)]
-    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript) and _uses(s.value, tainted):
-        return []
     if isinstance(s, (ast.For, ast.AsyncFor)) and _uses(s.iter, tainted):
         return _stored(s.target)
     return []
