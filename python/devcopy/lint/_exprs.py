@@ -98,6 +98,10 @@ class Expressions:
             return (DEVICE, None) if DEVICE in (a and a[0], b and b[0]) else None
         if t in (ast.Lambda, ast.FunctionDef):
             return None
+        if t is ast.JoinedStr and n.values and string_place(const_str(n.values[0])) == "dev":
+            for v in n.values:
+                self.expr(v)
+            return (DEVICE, "dev")  # f"cuda:{gpu}"
         if t is ast.FormattedValue:
             self.expr(n.value)
             if n.format_spec is not None:
@@ -258,6 +262,8 @@ class Expressions:
             if member and member[0] == MODULE:
                 return (TENSOR, None)  # self.net(x) in a trainer: the member module's forward
         if recv is None:
+            if meth == "cpu" and not n.args and isinstance(n.func.value, (ast.Call, ast.Subscript)):
+                return (TENSOR, "cpu")  # padder.unpad(flow[0]).cpu(): a tensor's copy on the host
             # x.view(-1, 2): a shape is a tensor's view (NumPy's takes a dtype).
             return (TENSOR, None) if meth == "view" and any(_int_const(a) for a in n.args) else None
         kind = recv[0]
@@ -270,6 +276,8 @@ class Expressions:
             return recv if meth in MODULE_SELF_METHODS else ((TENSOR, None) if meth == "forward" else None)
         if kind == CKPT:
             return recv if meth in ("get", "pop", "copy") else None
+        if kind == DEVICE and meth == "format" and isinstance(n.func.value, ast.Constant):
+            return recv  # "cuda:{}".format(gpu)
         if kind != TENSOR:
             return None
         place = recv[1]

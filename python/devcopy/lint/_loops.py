@@ -154,13 +154,25 @@ def guard_counts(walk, test, branch, body):
     for n in ast.walk(test):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
             return False
-        if isinstance(n, ast.Call):
+        if isinstance(n, ast.Call) and not _rank_test(n):
             return False
         if isinstance(n, ast.Attribute) and _store_key(n) in loop.flag_keys:
             return False  # a field the loop updates: a counter or a flag
         if isinstance(n, ast.Name) and n.id in loop.carried and n.id not in clear:
             return False
     return True
+
+
+# Tests of the process's rank: what they answer does not change in a loop.
+_RANK_TESTS = frozenset(("is_main_process", "is_master", "is_main", "is_rank_zero", "is_rank_0",
+                         "is_primary", "is_local_master"))
+
+
+def _rank_test(call):
+    """`is_main_process()`: a call with no arguments that asks for the rank."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name in _RANK_TESTS and not call.args and not call.keywords
 
 
 def _error_test(value):

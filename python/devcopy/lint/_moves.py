@@ -83,6 +83,23 @@ def moved_value(walk, value):
     return None
 
 
+def moved_unknown(walk, value):
+    """`MODEL.get_model(n).cuda()`: the result of a call the file cannot
+    see into, moved to the device; a module when a state dict is loaded
+    into it later (checkpoint-to-device), not known to be one for others."""
+    if type(value) is not ast.Call or type(value.func) is not ast.Attribute or \
+            value.func.attr not in ("to", "cuda") or type(value.func.value) is not ast.Call:
+        return None
+    inner = value.func.value
+    if (walk.imports.qual(inner.func) or "").startswith("torch.") or walk.kind_of(inner) is not None:
+        return None  # a factory, a tensor op, or something the file knows
+    if value.func.attr == "to":
+        kind, place = walk.move_target(value)
+        if kind != "device" or place == "cpu":
+            return None
+    return value
+
+
 def placed_before(walk, node):
     """The node that put the module `node` names on the device earlier: in
     this function, or (a member) in its class's constructor."""

@@ -8,7 +8,7 @@ from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop, step_loops
-from ._moves import is_stateless, moved_value, placed_before, placed_by_builder, target_text
+from ._moves import is_stateless, moved_unknown, moved_value, placed_before, placed_by_builder, target_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -36,6 +36,7 @@ class Scope:
         self.moves = []   # (key, target, path, node): module moves, for twice-in-a-function
         self.moved = set()  # receivers moved so far (keys)
         self.moved_at = {}  # name -> the node that put its module on the device
+        self.maybe_moved = {}  # name -> `get_model(...).cuda()`: moved, if it is a module
         self.premoved = {}  # local list -> a module moved before it was put there
         self.fresh = {}  # local -> create_then_move.Held: a factory's host tensor until its move
         self.returns = None
@@ -302,6 +303,7 @@ class Walk(Expressions):
             self.scope.built[target.id] = self.built_from(value)
             self.scope.moved.discard(target.id)
             self.scope.moved_at.pop(target.id, None)
+            self.scope.maybe_moved[target.id] = moved_unknown(self, value) if placed is None else None
             self.scope.moves.append((target.id, None, self.path_ifs, None))  # a new module here
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)

@@ -47,3 +47,24 @@ def returned(fn, name):
             if any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(n.value)):
                 return True
     return False
+
+
+def read_targets(fn, targets):
+    """The names of `loss, metrics = helper(...)` that receive what `helper`
+    read on the host with item() (`metrics = {'epe': epe.mean().item()}`;
+    `return loss, metrics`); [] when its returns do not say."""
+    if len(targets) != 1 or not isinstance(targets[0], ast.Tuple):
+        return []
+    elts = targets[0].elts
+    kept = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _reads(n.value)
+            for t in n.targets if isinstance(t, ast.Name)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and len(n.value.elts) == len(elts):
+            return [e.id for e, v in zip(elts, n.value.elts) if isinstance(e, ast.Name) and
+                    (_reads(v) or isinstance(v, ast.Name) and v.id in kept)]
+    return []
+
+
+def _reads(node):
+    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "item"
+               for c in ast.walk(node))

@@ -28,8 +28,31 @@ def on_call(walk, call, q, meth, recv):
     else:
         return
     ck = walk.kind_of(state)
-    if not ck or ck[0] != CKPT or ck[1] not in ("none", "dev") or len(ck) < 3:
+    if not ck or ck[0] != CKPT or len(ck) < 3:
         return
+    for kind in [ck] + [walk.kind_of(c) for c in _other_branch(walk, ck[2])]:
+        if kind and kind[0] == CKPT and kind[1] in ("none", "dev") and len(kind) >= 3:
+            _judge(walk, model, kind)
+
+
+def _other_branch(walk, load):
+    """`if gpu is None: ck = torch.load(p)` / `else: ck = torch.load(p,
+    map_location=loc)`: the load of the other branch reaches the use too."""
+    for n in ast.walk(walk.scope.func or walk.tree):
+        if isinstance(n, ast.If) and n.orelse:
+            sides = [_last_load(n.body), _last_load(n.orelse)]
+            if load in sides:
+                return [c for c in sides if c is not None and c is not load]
+    return []
+
+
+def _last_load(body):
+    """The call whose result the last statement of a branch binds."""
+    s = body[-1] if body else None
+    return s.value if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) else None
+
+
+def _judge(walk, model, ck):
     key = receiver_key(model)
     scope, cls = walk.scope, walk.scope.cls
     refs = []
@@ -47,7 +70,8 @@ def on_call(walk, call, q, meth, recv):
         seg += f" (through torch.load at line {line}{other})"
     seg = seg.replace("{", "{{").replace("}", "}}")
     name = (key or "the model").replace("{", "{{").replace("}", "}}")
-    moved = key in scope.moved or placed_before(walk, model) is not None
+    moved = key in scope.moved or placed_before(walk, model) is not None or \
+        scope.maybe_moved.get(key) is not None
     if not refs and not moved:
         return
     add_event(walk, load, refs, "built",

@@ -6,13 +6,9 @@ import ast
 
 from .._imports import movers_by_text, movers_of_file
 from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
+from ._advice import LEGACY, fix as _fix, suggest as _suggest
 
 RULE = "devcopy-create-then-move"
-# The legacy constructors: a size or a constant, made on the host; they take
-# no device=, so the fix names torch.empty or torch.tensor with the dtype.
-_LEGACY_DTYPES = {"": None, "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
-                  "Long": "long", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool"}
-LEGACY = frozenset(t + "Tensor" for t in _LEGACY_DTYPES)
 # In-place fills and arithmetic from scalars: they run as well on the device.
 _FILLS = frozenset("fill_ zero_ mul_ add_ sub_ div_ uniform_ normal_ clamp_".split())
 # Casts and views that run as well on the device, between factory and move.
@@ -101,6 +97,9 @@ def _root(walk, node):
     for _ in range(32):
         if type(node) is ast.Name:
             return node
+        if type(node) is ast.Subscript and _new_axes(node):
+            node = node.value
+            continue
         if type(node) is not ast.Call:
             return None
         q = walk.imports.qual(node.func)
@@ -108,6 +107,15 @@ def _root(walk, node):
             return node
         node = _inner(walk, node, q)
     return None
+
+
+def _new_axes(sub):
+    """`t[None, :, :]`, `t[:, None]`: a view that only adds axes (an index
+    picks elements: work that stays on the host)."""
+    parts = sub.slice.elts if type(sub.slice) is ast.Tuple else [sub.slice]
+    return any(type(p) is ast.Constant and p.value is None for p in parts) and all(
+        type(p) is ast.Constant and p.value in (None, Ellipsis) or
+        type(p) is ast.Slice and p.lower is None and p.upper is None and p.step is None for p in parts)
 
 
 def _held(walk, name):
@@ -227,10 +235,18 @@ def _target(walk, call, meth):
         return "'cuda'"
     if meth == "type":
         return "'cuda'" if _type_target(walk, call) == "dev" else None
+    if meth == "type_as":  # .type_as(enc): to enc's dtype and device, when enc may be on the device
+        a = call.args[0] if len(call.args) == 1 and walk.facts.uses_device else None
+        k = walk.kind_of(a) if a is not None and not _to_host(a) else ("",)
+        return None if k is not None and (k[0] != TENSOR or k[1] == "cpu") else f"{walk.segment(a)}.device"
     kind, place = walk.move_target(call)
     if kind != "device" or place == "cpu" or (place is None and not walk.facts.uses_device):
         return None
     return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
+
+
+def _to_host(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cpu"
 
 
 def on_call(walk, call, q, meth, recv):
@@ -239,13 +255,14 @@ def on_call(walk, call, q, meth, recv):
     if t is ast.Expr and stmt.value is call and meth in _FILLS:
         _fill_in_place(walk, call)
         return
-    if t is ast.Assign and stmt.value is call and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
-            and _hold(walk, call, stmt.targets[0].id):
+    if t is ast.Assign and (stmt.value is call or type(stmt.value) is ast.Subscript and stmt.value.value is call
+                            and _new_axes(stmt.value)) \
+            and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and _hold(walk, call, stmt.targets[0].id):
         return
     if meth is None and type(call.func) is ast.Name and call.args and not walk.facts.cpu_fixed:
         _through_helper(walk, call)
         return
-    if meth not in ("to", "cuda", "type") or walk.facts.cpu_fixed:
+    if meth not in ("to", "cuda", "type", "type_as") or walk.facts.cpu_fixed:
         return
     target = _target(walk, call, meth)
     if target is None:
@@ -336,54 +353,6 @@ def on_file_end(walk):
                     notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
 
 
-def _suggest(factory, fname, target):
-    """What to write instead: the factory given the device (the legacy
-    constructors take none: torch.empty or torch.tensor with their dtype)."""
-    short = fname.split(".")[1]
-    if short not in LEGACY:
-        return f"{fname}(..., device={target})"
-    dtype = _LEGACY_DTYPES[short[:-len("Tensor")]]
-    dtype = f", dtype=torch.{dtype}" if dtype else ""
-    maker = "torch.tensor" if _legacy_constant(factory) else "torch.empty"
-    return f"{maker}(...{dtype}, device={target})"
-
-
-def _legacy_constant(factory):
-    """torch.FloatTensor([1e-8]): a constant, not a size."""
-    return len(factory.args) == 1 and isinstance(factory.args[0], (ast.List, ast.Tuple))
-
-
 def _inside(node, outer):
     return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
         (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
-
-
-def _fix(walk, call, factory, target, meth):
-    """device= into the factory's call, and the move dropped: only for a
-    plain .to(device) / .cuda() with nothing else in it."""
-    if meth == "type" or meth == "to" and len(call.args) + len(call.keywords) != 1:
-        return []
-    if call.keywords and call.keywords[0].arg != "device":
-        return []
-    if meth == "cuda" and (call.args or call.keywords):
-        return []
-    name = factory.func.attr if isinstance(factory.func, ast.Attribute) else factory.func.id
-    if name in LEGACY:
-        return []  # the legacy constructors take no device=
-    if factory.end_lineno != factory.lineno or call.end_lineno != factory.end_lineno:
-        return []
-    line = walk.lines[factory.lineno - 1]
-    close = _utf8_col(line, factory.end_col_offset) - 1  # the factory's ')'
-    if close < 0 or line[close] != ")":
-        return []
-    sep = ", " if factory.args or factory.keywords else ""
-    receiver_end = _utf8_col(line, call.func.value.end_col_offset)
-    call_end = _utf8_col(line, call.end_col_offset)
-    # Two edits on one line, as (line, start, end, text) in characters.
-    return [(factory.lineno, receiver_end, call_end, ""),
-            (factory.lineno, close, close, f"{sep}device={target}")]
-
-
-def _utf8_col(line, byte_col):
-    """ast's byte offset within a line -> character index."""
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))

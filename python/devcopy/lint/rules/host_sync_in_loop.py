@@ -5,7 +5,9 @@ flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
-from ._results import is_list as _is_list, returned as _returned, saved as _saved
+from ._elements import per_element as _per_element, read_line as _read_line
+from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved
+from ._totals import feeds_meter, flat as _flat, only_totals
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -145,7 +147,7 @@ def _judge_read(walk, call, loop, found, meth):
     what, tensor = found
     if _per_element(walk, loop, tensor, meth):
         name = tensor.value.id if isinstance(tensor, ast.Subscript) else walk.segment(loop.node.iter)
-        return _report(walk, call, loop, f"{what} and waits for the device on every iteration of "
+        return _report(walk, _read_line(call), loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{name}' to the host once "
                        "before the loop (.tolist() or .cpu()) and read its elements there")
     training = _training_step(walk)
@@ -159,51 +161,25 @@ def _judge_read(walk, call, loop, found, meth):
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
 
 
-def _per_element(walk, loop, tensor, meth):
-    """One element of a tensor that does not change, per iteration: `out[i]
-    .item()` (a parameter of a Module's method counts as a tensor, as
-    forward's do), or the element a loop over a device tensor yields."""
-    if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
-        base = tensor.value.id
-        kind = walk.lookup(base)
-        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
-            return False
-        return loop.invariant(tensor.value) and not loop.invariant(tensor.slice)
-    if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
-        return False
-    it, target = loop.node.iter, loop.node.target
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
-        it = it.args[0]  # for j, v in enumerate(t): v is the element
-        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
-                isinstance(target.elts[1], ast.Name) and target.elts[1].id == tensor.id):
-            return False
-    elif not (isinstance(target, ast.Name) and target.id == tensor.id):
-        return False
-    k = walk.kind_of(it)
-    return bool(k) and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it)
-
-
-def _module_param(walk, name):
-    cls, fn = walk.scope.cls, walk.scope.func
-    if cls is None or not cls.is_module or fn is None or name not in walk.scope.env:
-        return False
-    return any(a.arg == name for a in fn.args.args[1:])
-
-
 def _helper(walk, call, loop):
     """`loss, n_correct = cal_performance(...)` on every step, a function of
     the file that reads with item(), only to add a result to a host total."""
     stmt = walk.stmt
     if not isinstance(stmt, ast.Assign) or stmt.value is not call or not loop.runs_every_iteration():
         return
-    names = [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    training = _training_step(walk)
-    if not any("host total" in (_follow(walk, loop, stmt, name, training) or "") for name in names):
+    fn, training = walk.functions[call.func.id], _training_step(walk)
+    known = read_targets(fn, stmt.targets)  # the names the helper's reads go to, when its returns say
+    names = known or [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    whys = [_follow(walk, loop, stmt, name, training) or "" for name in names]
+    if any("host total" in w for w in whys):
+        why = "only to add the value to a host total"
+    elif known and _OUTPUT in whys:  # logger.push(metrics) on every training step
+        why = "only to report it"
+    else:
         return
-    read = walk.functions[call.func.id].devcopy_reads
-    _report(walk, call, loop, f"'{call.func.id}()' reads a tensor on the host (item() at line {read.lineno}) "
-                              "and waits for the device on every iteration of this loop, only to add the "
-                              "value to a host total; return the tensor, accumulate on the device and read "
+    _report(walk, call, loop, f"'{call.func.id}()' reads a tensor on the host (item() at line "
+                              f"{fn.devcopy_reads.lineno}) and waits for the device on every iteration of "
+                              f"this loop, {why}; return the tensor, accumulate on the device and read "
                               "the total once after the loop")
 
 
@@ -266,6 +242,8 @@ def _judge(walk, call, loop, training):
             return _kept(walk, loop, node.func.value, training)
         if name in _PROGRESS and isinstance(node.func, ast.Attribute) and not loop.around_training:
             return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
+        if not training and not loop.around_training and feeds_meter(walk, loop, node):
+            return _OUTPUT_ANY  # a function's results computed from the read, fed to a meter
         return _OUTPUT if training else None
     stmt = walk.stmt
     if isinstance(stmt, ast.AugAssign):
@@ -280,7 +258,11 @@ def _judge(walk, call, loop, training):
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if len(names) != len(targets):
             return _OUTPUT if training else None  # a field or element: host results
-        return _follow(walk, loop, stmt, names[0], training)
+        why = _follow(walk, loop, stmt, names[0], training)
+        if why is None and only_totals(walk, loop, stmt, names[0]):
+            why = ("iteration of this loop, only to compute metric totals on the host; count on the "
+                   "device (torch.sum, torch.bincount) and read the totals once after the loop")
+        return why
     return None
 
 
@@ -323,10 +305,13 @@ def _follow(walk, loop, stmt, name, training):
     Uses before it count too (the next iteration reads what this one kept),
     except for a loop variable, which the next iteration rebinds first."""
     uses = []
-    after = name not in loop.targets
+    after, seen, top = name not in loop.targets, False, {id(s) for s in loop.node.body}
     for s in _flat(loop.node.body):
         if s is stmt:
-            after = True
+            after = seen = True
+        elif not seen and id(s) in top and isinstance(s, ast.Assign) and \
+                any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
+            after = False  # rebound before the read: what the last iteration kept is dropped
         elif after:
             uses.extend(_uses_of(walk, s, name))
     if not uses:
@@ -360,15 +345,6 @@ def _grown(walk, stmt, name):
     acc = stmt.targets[0].id
     names = {n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name)}
     return acc if acc in names and name in names else None
-
-
-def _flat(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse", "finalbody"):
-            yield from _flat(getattr(s, field, []) or [])
-        for h in getattr(s, "handlers", []) or []:
-            yield from _flat(h.body)
 
 
 def _uses_of(walk, stmt, name):

@@ -134,7 +134,7 @@ def _given_moved(walk, call, target):
         if not module_kind(walk.kind_of(a)):
             continue  # nn.CrossEntropyLoss(weight=w.to(device)): a tensor argument
         first = moved_value(walk, a) or placed_by_builder(walk, a) or placed_before(walk, a)
-        if first is None:
+        if first is None or _exclusive(walk, first, call):
             continue
         name = walk.segment(a)
         at = types.SimpleNamespace(lineno=call.func.end_lineno, end_lineno=call.end_lineno,  # the '.to(' line
@@ -145,6 +145,18 @@ def _given_moved(walk, call, target):
                               "layers are copied twice; move the model once, after it is fully built",
                     notes=[(walk.path, first.lineno, first.col_offset, f"'{name}' first moved here")])
         return True
+    return False
+
+
+def _exclusive(walk, a, b):
+    """Whether two nodes lie in opposite branches of one `if` (`elif gpu:
+    model = model.cuda(gpu)` / `else: model = DataParallel(model).cuda()`)."""
+    def inside(node, body):
+        return bool(body) and body[0].lineno <= node.lineno <= body[-1].end_lineno
+    for n in ast.walk(walk.scope.func or walk.tree):
+        if isinstance(n, ast.If) and (inside(a, n.body) and inside(b, n.orelse) or
+                                      inside(b, n.body) and inside(a, n.orelse)):
+            return True
     return False
 
 

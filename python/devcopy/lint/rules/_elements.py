@@ -1,0 +1,53 @@
+"""One element of an unchanged tensor read per iteration, for
+devcopy-host-sync-in-loop: `out[i].item()`, `images[i].mul(255).cpu()`,
+the element a loop over a device tensor yields."""
+import ast
+import types
+
+from .._kinds import TENSOR
+
+# Element-wise views and casts before a per-element copy: still one element.
+_ELEMENT_VIEWS = frozenset("mul clamp byte float permute detach contiguous".split())
+
+
+def read_line(call):
+    """Where a read split over a chained call is: the line of its `.cpu()`."""
+    f = call.func
+    if not isinstance(f, ast.Attribute) or f.end_lineno == call.lineno:
+        return call
+    return types.SimpleNamespace(lineno=f.end_lineno, end_lineno=call.end_lineno, end_col_offset=call.end_col_offset,
+                                 col_offset=f.end_col_offset - len(f.attr))
+
+
+def per_element(walk, loop, tensor, meth):
+    """One element of a tensor that does not change, per iteration: `out[i]
+    .item()` (a parameter of a Module's method counts as a tensor, as
+    forward's do), or the element a loop over a device tensor yields."""
+    while meth != "item" and isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
+            tensor.func.attr in _ELEMENT_VIEWS:
+        tensor = tensor.func.value  # images[i].mul(255).byte().permute(1, 2, 0).cpu(): still one element
+    if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
+        base = tensor.value.id
+        kind = walk.lookup(base)
+        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
+            return False
+        return loop.invariant(tensor.value) and not loop.invariant(tensor.slice)
+    if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
+        return False
+    it, target = loop.node.iter, loop.node.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        it = it.args[0]  # for j, v in enumerate(t): v is the element
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
+                isinstance(target.elts[1], ast.Name) and target.elts[1].id == tensor.id):
+            return False
+    elif not (isinstance(target, ast.Name) and target.id == tensor.id):
+        return False
+    k = walk.kind_of(it)
+    return bool(k) and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it)
+
+
+def _module_param(walk, name):
+    cls, fn = walk.scope.cls, walk.scope.func
+    if cls is None or not cls.is_module or fn is None or name not in walk.scope.env:
+        return False
+    return any(a.arg == name for a in fn.args.args[1:])
