@@ -9,11 +9,17 @@ run, rounds interleaved:
   plugin pays it (target: <= 50 us).
 
 Runs on CUDA when there is a device, else on the CPU. Prints medians and
-ratios; exits 1 when a target is missed.
+ratios; exits 1 when a target is missed. With --against DIR, also times
+enter/exit with another build's package (DIR holds its devcopy/), each side
+in its own process, rounds interleaved, and prints both and their ratio.
 
     PYTHONPATH=build/python python3 bench/python_observe.py [rounds]
+    PYTHONPATH=build/python python3 bench/python_observe.py --against OTHER/python
 """
+import argparse
+import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -84,8 +90,42 @@ def enter_exit(model, n=200):
     return out
 
 
+def pair_in(package_dir):
+    """enter_exit's median for observe(model), in a process importing
+    devcopy from package_dir."""
+    env = dict(os.environ, PYTHONPATH=package_dir)
+    out = subprocess.run([sys.executable, __file__, "--pair-only"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
+
+def against(other, rounds):
+    """Enter/exit here and with the package in `other`, interleaved."""
+    own = os.path.dirname(os.path.dirname(os.path.abspath(devcopy.__file__)))
+    times = {own: [], other: []}
+    for _ in range(rounds):
+        for d in (other, own):
+            times[d].append(pair_in(d))
+    base, mine = statistics.median(times[other]), statistics.median(times[own])
+    print(f"python_observe: enter+exit of observe(model), {rounds} processes each: "
+          f"{other} {base * 1e6:.1f} us, {own} {mine * 1e6:.1f} us, ratio {mine / base:.3f}")
+    return 0 if mine <= 50e-6 else 1
+
+
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=15, help="rounds of the step (15)")
+    parser.add_argument("--against", metavar="DIR",
+                        help="another build's Python package directory to compare enter/exit with")
+    parser.add_argument("--pair-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.pair_only:
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        print(enter_exit(blocks().to(device))["observe"])
+        return 0
+    if args.against:
+        return against(os.path.abspath(args.against), args.rounds)
+    rounds = args.rounds
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
     model = blocks().to(device)

@@ -12,7 +12,10 @@ the C++ observer's finding carries the user's own line. Only the copy calls
 pay for the frame lookup; every torch call in the block pays the mode's
 dispatch (a few microseconds), and nothing outside the block does.
 Which module: the frames of the copying thread say, when the copy is made
-(_forward.py); nothing runs on module calls.
+(_forward.py); nothing runs on module calls. Which parameter or buffer: the
+extension walks the model at the first copy a finding could name (never at
+entry), so a block that copies nothing never walks it, and the names are the
+model's at that copy.
 """
 import os
 import sys
@@ -131,7 +134,8 @@ class Observation:
 
 def observe(model=None, locations=True) -> Observation:
     """`with devcopy.observe(model) as obs:` watches the copies made in the
-    block; `model` (optional) names parameters and modules in findings."""
+    block; `model` (optional) names parameters and modules in findings, as
+    the model holds them at the first copy that needs a name."""
     return Observation(model, locations)
 
 

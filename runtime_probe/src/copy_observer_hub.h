@@ -140,6 +140,8 @@ public:
   void detach(CopyObserver::State *state);
   void watch(CopyObserver::State *state,
              std::vector<std::pair<WeakTensor, std::string>> names);
+  /// Remembers `namer` until a copy or move needs names (name_lazily).
+  void watch_lazily(CopyObserver::State *state, CopyObserver::Namer namer);
 
   void copied(CopyEvent event, CopyFacts facts);
   void moved(MoveEvent event, WeakStorage old_storage,
@@ -209,12 +211,17 @@ private:
   /// report (CopyEvent::freed_at).
   static bool in_statement(Tracked &t);
   std::string name_of(const c10::TensorImpl *impl) const;
+  /// Runs the namers of the observers that have not named their tensors
+  /// yet, outside mu_ (a namer may wait for a front end's lock that a
+  /// thread waiting for mu_ holds). Called before name_of's callers lock.
+  void name_lazily();
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
   static std::atomic<bool> stacks_;
   static std::atomic<std::size_t> staged_count_;
   static std::atomic<bool> recording_;
+  static std::atomic<std::size_t> lazy_; // observers whose namer has not run
 
   std::mutex mu_;
   std::vector<CopyObserver::State *> observers_;
@@ -246,6 +253,9 @@ struct CopyObserver::State {
   std::unordered_map<const c10::TensorImpl *,
                      std::pair<observer::WeakTensor, std::string>>
       names;
+  // watch_lazily's namer until it has run; then why it named nothing, if so.
+  std::shared_ptr<const CopyObserver::Namer> namer;
+  std::string naming_error;
 };
 
 } // namespace devcopy

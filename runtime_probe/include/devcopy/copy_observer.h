@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -63,6 +64,17 @@ public:
   /// The same for tensors a front end has named itself (a Python model's,
   /// walked without building a C++ module tree).
   void watch(const std::vector<std::pair<std::string, at::Tensor>> &named);
+
+  /// The named tensors of a model, as a front end walks it.
+  using Namer =
+      std::function<std::vector<std::pair<std::string, at::Tensor>>()>;
+  /// Names tensors as watch() does, but only when they are first needed:
+  /// `namer` is called at the first copy or move a finding could name, on
+  /// that thread, outside the observer's lock (it may take the front end's
+  /// own lock, such as Python's GIL), so the names are the model's at that
+  /// copy; an observer that sees no such copy never calls it. A namer that
+  /// throws names nothing, and the report says why.
+  void watch_lazily(Namer namer);
 
   struct State; // internal
 
