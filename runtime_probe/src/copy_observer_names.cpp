@@ -30,8 +30,7 @@ void Hub::watch(CopyObserver::State *state,
   add_names(*state, names);
 }
 
-void Hub::watch_lazily(CopyObserver::State *state,
-                       CopyObserver::Namer namer) {
+void Hub::watch_lazily(CopyObserver::State *state, CopyObserver::Namer namer) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!state->namer) {
     lazy_.fetch_add(1, std::memory_order_relaxed);
