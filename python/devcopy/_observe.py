@@ -13,9 +13,10 @@ pay for the frame lookup; every torch call in the block pays the mode's
 dispatch (a few microseconds), and nothing outside the block does.
 Which module: the frames of the copying thread say, when the copy is made
 (_forward.py); nothing runs on module calls. Which parameter or buffer: the
-extension walks the model at the first copy a finding could name (never at
-entry), so a block that copies nothing never walks it, and the names are the
-model's at that copy.
+extension walks the model when a finding first needs a name (a discarded
+copy, when it is freed in its statement; a move), never at entry, so a block
+whose copies are used or kept never walks it, and the names are the model's
+at that moment.
 """
 import os
 import sys
@@ -135,7 +136,7 @@ class Observation:
 def observe(model=None, locations=True) -> Observation:
     """`with devcopy.observe(model) as obs:` watches the copies made in the
     block; `model` (optional) names parameters and modules in findings, as
-    the model holds them at the first copy that needs a name."""
+    the model holds them when the first finding needs a name."""
     return Observation(model, locations)
 
 

@@ -138,10 +138,11 @@ with_details(const Report &r,
   return out;
 }
 
-// A model that an observer names at its first copy or move that a finding
-// could name, never at entry (most observations of a test copy nothing):
-// walked then, on the copying thread, under the GIL. Holds the model, as
-// the Python observation does, and counts its walks (tests read them).
+// A model that an observer names when a finding first needs a name (a
+// discarded copy, a move), never at entry: most observations of a test make
+// no such finding. Walked then, on that thread, under the GIL. Holds the
+// model, as the Python observation does, and counts its walks (tests read
+// them).
 class LazyModel {
 public:
   LazyModel(py::handle model, std::string prefix)

@@ -336,13 +336,17 @@ def test_a_parameter_replaced_after_entry_is_named_as_the_model_holds_it():
         str(obs.report)
 
 
-def test_nothing_is_named_when_nothing_is_copied():
+def test_nothing_is_named_without_a_finding():
     model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
     with devcopy.observe(model) as obs:
         model(torch.randn(2, 8)).sum().backward()
+        kept = model[0].weight.double()  # a copy, kept: no finding
+        used = model[0].bias.double().sum()  # a copy, read
     assert obs.report.findings == [] and obs._native.name_walks == 0, str(obs.report)
+    assert kept.dtype == used.dtype == torch.float64
+    x = torch.randn(4)
     with devcopy.observe(model) as obs:
-        torch.randn(4).double()  # any copy a finding could name
+        x.double()  # discarded: a finding, which could name its source
     assert obs._native.name_walks == 1
 
 

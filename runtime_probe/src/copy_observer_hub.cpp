@@ -82,8 +82,10 @@ void Hub::detach(CopyObserver::State *state) {
 }
 
 void Hub::copied(CopyEvent event, CopyFacts facts) {
-  if ((facts.src_impl || facts.into_impl) &&
-      lazy_.load(std::memory_order_relaxed))
+  // A tracked copy's source is named when the copy becomes a finding
+  // (freed()); these findings are made now.
+  const bool lazy = lazy_.load(std::memory_order_relaxed) != 0;
+  if (lazy && (facts.pageable_non_blocking || facts.into_impl))
     name_lazily();
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty())
@@ -147,6 +149,11 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
             facts.statement};
   if (facts.stack)
     t.stack = *facts.stack;
+  if (lazy && facts.src_impl && t.event.tensor.empty())
+    t.unnamed_src.emplace(
+        c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::
+            unsafe_reclaim_from_nonowning(
+                const_cast<c10::TensorImpl *>(facts.src_impl)));
   tracked_.emplace(context, std::move(t));
   publish();
 }
@@ -267,10 +274,15 @@ c10::DeleterFnPtr Hub::freed(void *context) {
     if (observers_.empty() || t->src.expired())
       return t->deleter;
   }
-  // Outside the lock: a front end may be asked where this thread stands.
+  // Outside the lock: a front end may be asked where this thread stands,
+  // and a lazy watch() names its model for the finding.
   if (!in_statement(*t))
     return t->deleter;
+  if (t->unnamed_src && lazy_.load(std::memory_order_relaxed))
+    name_lazily();
   std::lock_guard<std::mutex> lock(mu_);
+  if (t->unnamed_src)
+    t->event.tensor = name_of(t->unnamed_src->_unsafe_get_target());
   for (CopyObserver::State *s : observers_) {
     if (t->seq <= s->since)
       continue;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -181,6 +182,9 @@ private:
     Stack stack;
     std::thread::id thread; // that made it
     Statement statement;
+    // The source, held weakly (its address is never reused meanwhile), when
+    // its name is looked up only if the copy becomes a finding (freed()).
+    std::optional<WeakTensor> unnamed_src;
   };
   // A host-to-device result, remembered until it dies: if the first
   // same-device copy reading it wrote into a tensor that outlives it, the
@@ -213,7 +217,7 @@ private:
   std::string name_of(const c10::TensorImpl *impl) const;
   /// Runs the namers of the observers that have not named their tensors
   /// yet, outside mu_ (a namer may wait for a front end's lock that a
-  /// thread waiting for mu_ holds). Called before name_of's callers lock.
+  /// thread waiting for mu_ holds), before a finding's name_of.
   void name_lazily();
 
   static std::atomic<bool> active_;

@@ -1,6 +1,6 @@
 // Names of watched tensors ("layers.3.weight") in findings: given at once
-// (watch) or by a namer run at the first copy or move that a finding could
-// name (watch_lazily), so an observer that sees none walks no model.
+// (watch) or by a namer run when a finding first needs one (watch_lazily),
+// so an observer whose copies are all used or kept walks no model.
 #include <torch/nn/module.h>
 
 #include <algorithm>

@@ -68,11 +68,13 @@ public:
   /// The named tensors of a model, as a front end walks it.
   using Namer =
       std::function<std::vector<std::pair<std::string, at::Tensor>>()>;
-  /// Names tensors as watch() does, but only when they are first needed:
-  /// `namer` is called at the first copy or move a finding could name, on
-  /// that thread, outside the observer's lock (it may take the front end's
-  /// own lock, such as Python's GIL), so the names are the model's at that
-  /// copy; an observer that sees no such copy never calls it. A namer that
+  /// Names tensors as watch() does, but only when a finding first needs a
+  /// name: a copy found discarded (named when it is freed, in the statement
+  /// that made it), a move (set_data), a non-blocking copy from pageable
+  /// memory, a copy reading an upload. `namer` runs then, on that thread,
+  /// outside the observer's lock (it may take the front end's own lock, such
+  /// as Python's GIL), so the names are the model's at that moment; an
+  /// observer whose copies are all used or kept never calls it. A namer that
   /// throws names nothing, and the report says why.
   void watch_lazily(Namer namer);
 
