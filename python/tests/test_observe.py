@@ -320,7 +320,7 @@ def test_a_parameter_copied_after_entry_is_named_once():
     (f,) = obs.report.findings_of("discarded-copy")
     assert f.tensors == ("0.weight",) and f.count == 2, str(obs.report)
     assert f.location.endswith(f"{HERE}:{line_of(_copy_the_weight, 'weight.double()')}")
-    assert obs._native.name_walks == 1  # at the first copy, not again
+    assert obs._native.name_walks == 1  # at the first finding, not again
 
 
 def test_a_parameter_replaced_after_entry_is_named_as_the_model_holds_it():

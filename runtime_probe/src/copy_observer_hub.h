@@ -141,7 +141,7 @@ public:
   void detach(CopyObserver::State *state);
   void watch(CopyObserver::State *state,
              std::vector<std::pair<WeakTensor, std::string>> names);
-  /// Remembers `namer` until a copy or move needs names (name_lazily).
+  /// Remembers `namer` until a finding needs names (name_lazily).
   void watch_lazily(CopyObserver::State *state, CopyObserver::Namer namer);
 
   void copied(CopyEvent event, CopyFacts facts);

@@ -254,13 +254,13 @@ TEST(Observer, LazyNamesAreTakenAtTheFirstFindingThatNeedsThem) {
   EXPECT_EQ(found[0].count, 2);
 }
 
-TEST(Observer, LazyNamesAreTheModelsAtTheFirstCopy) {
+TEST(Observer, LazyNamesAreTheModelsAtTheFirstFinding) {
   auto before = torch::randn({4});
   auto after = torch::randn({8});
   torch::Tensor weight = before;
   CopyObserver observer;
   observer.watch_lazily([&] { return Named{{"weight", weight}}; });
-  weight = after; // replaced after the observer started, before any copy
+  weight = after; // replaced after the observer started, before a finding
   after.to(torch::kDouble);
   before.to(torch::kDouble);
   const auto found = observer_test::discarded(observer.report());
