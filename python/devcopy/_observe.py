@@ -12,7 +12,11 @@ the C++ observer's finding carries the user's own line. Only the copy calls
 pay for the frame lookup; every torch call in the block pays the mode's
 dispatch (a few microseconds), and nothing outside the block does.
 Which module: the frames of the copying thread say, when the copy is made
-(_forward.py); nothing runs on module calls.
+(_forward.py); nothing runs on module calls. Which parameter or buffer: the
+extension walks the model when a finding first needs a name (a discarded
+copy, when it is freed in its statement; a move), never at entry, so a block
+whose copies are used or kept never walks it, and the names are the model's
+at that moment.
 """
 import os
 import sys
@@ -131,7 +135,8 @@ class Observation:
 
 def observe(model=None, locations=True) -> Observation:
     """`with devcopy.observe(model) as obs:` watches the copies made in the
-    block; `model` (optional) names parameters and modules in findings."""
+    block; `model` (optional) names parameters and modules in findings, as
+    the model holds them when the first finding needs a name."""
     return Observation(model, locations)
 
 

@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <atomic>
 #include <chrono>
 #include <sstream>
 
@@ -137,6 +138,58 @@ with_details(const Report &r,
   return out;
 }
 
+// A model that an observer names when a finding first needs a name (a
+// discarded copy, a move), never at entry: most observations of a test make
+// no such finding. Walked then, on that thread, under the GIL. Holds the
+// model, as the Python observation does, and counts its walks (tests read
+// them).
+class LazyModel {
+public:
+  LazyModel(py::handle model, std::string prefix)
+      : model_(model.inc_ref().ptr()),
+        prefix_(prefix.empty() ? "" : prefix + ".") {}
+  LazyModel(const LazyModel &) = delete;
+  LazyModel &operator=(const LazyModel &) = delete;
+  ~LazyModel() {
+    if (!Py_IsInitialized())
+      return; // the interpreter is gone, and the model with it
+    // The last owner may be a copying thread without the GIL.
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF(model_);
+    PyGILState_Release(gil);
+  }
+
+  std::vector<std::pair<std::string, at::Tensor>> names() {
+    std::vector<std::pair<std::string, at::Tensor>> named, unused;
+    if (!Py_IsInitialized())
+      return named;
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    // A copy may run while an exception propagates: keep it.
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);
+    std::string error;
+    try {
+      flatten(model_, prefix_, /*gradients=*/false, named, unused);
+    } catch (const std::exception &e) {
+      error = e.what();
+      named.clear();
+    }
+    walks_.fetch_add(1, std::memory_order_relaxed);
+    PyErr_Clear();
+    PyErr_Restore(type, value, trace);
+    PyGILState_Release(gil);
+    if (!error.empty())
+      throw std::runtime_error(error);
+    return named;
+  }
+  int walks() const { return walks_.load(std::memory_order_relaxed); }
+
+private:
+  PyObject *model_; // a strong reference
+  std::string prefix_;
+  std::atomic<int> walks_{0};
+};
+
 // A CopyObserver whose lifetime Python controls (close() or the context
 // manager), since Python's garbage collector does not say when.
 class Observer {
@@ -148,17 +201,23 @@ public:
     py::gil_scoped_release no_gil;
     return observer_->report();
   }
+  // Named as the C++ walk names them (flatten), without building a module
+  // tree, when first needed (LazyModel).
   void watch(py::handle model, const std::string &prefix) {
     if (!observer_)
       throw py::value_error("devcopy: this observer is closed");
-    // Named as the C++ walk names them, without building a module tree.
-    std::vector<std::pair<std::string, at::Tensor>> named, unused;
-    flatten(model, prefix.empty() ? "" : prefix + ".", /*gradients=*/false,
-            named, unused);
+    auto lazy = std::make_shared<LazyModel>(model, prefix);
+    models_.push_back(lazy);
     // The observer's lock may be held by a copying thread that waits for
     // the GIL (the location hook): never take it while holding the GIL.
     py::gil_scoped_release no_gil;
-    observer_->watch(named);
+    observer_->watch_lazily([lazy] { return lazy->names(); });
+  }
+  int name_walks() const {
+    int n = 0;
+    for (const auto &m : models_)
+      n += m->walks();
+    return n;
   }
   Report close() {
     if (observer_) {
@@ -171,6 +230,8 @@ public:
   bool active() const { return observer_ != nullptr; }
 
 private:
+  // Declared first, so they outlive observer_ and are released with the GIL.
+  std::vector<std::shared_ptr<LazyModel>> models_;
   std::unique_ptr<CopyObserver> observer_;
   Report last_;
 };
@@ -338,6 +399,7 @@ PYBIND11_MODULE(_C, m) {
       .def("report", &Observer::report)
       .def("watch", &Observer::watch, py::arg("model"), py::arg("prefix") = "")
       .def("close", &Observer::close)
+      .def_property_readonly("name_walks", &Observer::name_walks)
       .def_property_readonly("active", &Observer::active);
   py::class_<Scope>(m, "Scope")
       .def(py::init<std::string>())

@@ -305,3 +305,58 @@ def test_a_dropped_clone_is_still_reported():
         w.clone()  # dropped
     (f,) = obs.report.findings_of("discarded-copy")
     assert f.location.endswith(f"{HERE}:{line_of(test_a_dropped_clone_is_still_reported, 'w.clone()  #')}")
+
+
+def _copy_the_weight(model):
+    model[0].weight.double()  # discarded, of a parameter
+
+
+def test_a_parameter_copied_after_entry_is_named_once():
+    model = nn.Sequential(nn.Linear(8, 8))
+    with devcopy.observe(model) as obs:
+        assert obs._native.name_walks == 0  # entry walks no model
+        _copy_the_weight(model)
+        _copy_the_weight(model)
+    (f,) = obs.report.findings_of("discarded-copy")
+    assert f.tensors == ("0.weight",) and f.count == 2, str(obs.report)
+    assert f.location.endswith(f"{HERE}:{line_of(_copy_the_weight, 'weight.double()')}")
+    assert obs._native.name_walks == 1  # at the first finding, not again
+
+
+def test_a_parameter_replaced_after_entry_is_named_as_the_model_holds_it():
+    model = nn.Sequential(nn.Linear(8, 8))
+    old = model[0].weight
+    with devcopy.observe(model) as obs:
+        model[0].weight = nn.Parameter(torch.randn(8, 8, dtype=torch.float64))
+        model[0].weight.float()  # the model's weight now
+        old.double()  # no longer the model's: a tensor like any other
+    found = obs.report.findings_of("discarded-copy")
+    # The new weight's copy (8 x 8 floats) is named, the old one's (doubles) not.
+    assert sorted((f.bytes, f.tensors) for f in found) == [(256, ("0.weight",)), (512, ())], \
+        str(obs.report)
+
+
+def test_nothing_is_named_without_a_finding():
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    with devcopy.observe(model) as obs:
+        model(torch.randn(2, 8)).sum().backward()
+        kept = model[0].weight.double()  # a copy, kept: no finding
+        used = model[0].bias.double().sum()  # a copy, read
+    assert obs.report.findings == [] and obs._native.name_walks == 0, str(obs.report)
+    assert kept.dtype == used.dtype == torch.float64
+    x = torch.randn(4)
+    with devcopy.observe(model) as obs:
+        x.double()  # discarded: a finding, which could name its source
+    assert obs._native.name_walks == 1
+
+
+def test_a_model_that_cannot_be_named_says_so():
+    model = nn.Sequential(nn.Linear(2, 2))
+    model._modules["1"] = 42
+    with devcopy.observe(model) as obs:  # entry does not walk the model
+        model._modules["0"].weight.double()
+    (f,) = obs.report.findings_of("discarded-copy")
+    assert f.tensors == ()
+    assert [s.reason for s in obs.report.skipped] == [
+        "the model's tensors are not named in findings: "
+        "devcopy: submodule 1 is an int, not a torch.nn.Module"]

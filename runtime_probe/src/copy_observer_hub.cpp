@@ -4,8 +4,6 @@
 // outside the hub's lock, so copying threads wait only for a snapshot.
 #include "copy_observer_hub.h"
 
-#include <torch/nn/module.h>
-
 #include <cstdio>
 #include <optional>
 
@@ -30,6 +28,7 @@ std::atomic<std::size_t> Hub::unread_{0};
 std::atomic<bool> Hub::stacks_{false};
 std::atomic<std::size_t> Hub::staged_count_{0};
 std::atomic<StatementProvider> Hub::statements{nullptr};
+std::atomic<std::size_t> Hub::lazy_{0};
 void Hub::attach(CopyObserver::State *state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
@@ -46,10 +45,15 @@ void Hub::attach(CopyObserver::State *state) {
 void Hub::detach(CopyObserver::State *state) {
   std::vector<c10::intrusive_ptr<c10::StorageImpl>>
       alive; // released unlocked: a free calls back
+  std::shared_ptr<const CopyObserver::Namer> namer; // released unlocked too
   {
     std::lock_guard<std::mutex> lock(mu_);
     observers_.erase(std::remove(observers_.begin(), observers_.end(), state),
                      observers_.end());
+    if (state->namer) {
+      namer = std::move(state->namer);
+      lazy_.fetch_sub(1, std::memory_order_relaxed);
+    }
     if (!observers_.empty())
       return;
     // The last one: LibTorch runs as before. Live tracked copies get their
@@ -77,28 +81,12 @@ void Hub::detach(CopyObserver::State *state) {
   }
 }
 
-void Hub::watch(CopyObserver::State *state,
-                std::vector<std::pair<WeakTensor, std::string>> names) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto &[impl, name] : names) {
-    const c10::TensorImpl *key = impl._unsafe_get_target();
-    state->names.insert_or_assign(
-        key, std::make_pair(std::move(impl), std::move(name)));
-  }
-}
-
-// Callers hold mu_. The weak reference in `names` keeps the TensorImpl's
-// memory, so an address match is the same tensor, never a reused one.
-std::string Hub::name_of(const c10::TensorImpl *impl) const {
-  for (const CopyObserver::State *s : observers_) {
-    auto it = s->names.find(impl);
-    if (it != s->names.end())
-      return it->second.second;
-  }
-  return {};
-}
-
 void Hub::copied(CopyEvent event, CopyFacts facts) {
+  // A tracked copy's source is named when the copy becomes a finding
+  // (freed()); these findings are made now.
+  const bool lazy = lazy_.load(std::memory_order_relaxed) != 0;
+  if (lazy && (facts.pageable_non_blocking || facts.into_impl))
+    name_lazily();
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty())
     return; // a callback already running when the last one left
@@ -161,6 +149,11 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
             facts.statement};
   if (facts.stack)
     t.stack = *facts.stack;
+  if (lazy && facts.src_impl && t.event.tensor.empty())
+    t.unnamed_src.emplace(
+        c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::
+            unsafe_reclaim_from_nonowning(
+                const_cast<c10::TensorImpl *>(facts.src_impl)));
   tracked_.emplace(context, std::move(t));
   publish();
 }
@@ -224,6 +217,8 @@ void Hub::settle() {
 
 void Hub::moved(MoveEvent event, WeakStorage old_storage,
                 const c10::TensorImpl *self) {
+  if (lazy_.load(std::memory_order_relaxed))
+    name_lazily();
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty())
     return;
@@ -279,10 +274,15 @@ c10::DeleterFnPtr Hub::freed(void *context) {
     if (observers_.empty() || t->src.expired())
       return t->deleter;
   }
-  // Outside the lock: a front end may be asked where this thread stands.
+  // Outside the lock: a front end may be asked where this thread stands,
+  // and a lazy watch() names its model for the finding.
   if (!in_statement(*t))
     return t->deleter;
+  if (t->unnamed_src && lazy_.load(std::memory_order_relaxed))
+    name_lazily();
   std::lock_guard<std::mutex> lock(mu_);
+  if (t->unnamed_src)
+    t->event.tensor = name_of(t->unnamed_src->_unsafe_get_target());
   for (CopyObserver::State *s : observers_) {
     if (t->seq <= s->since)
       continue;
@@ -343,6 +343,9 @@ Report Hub::report(const CopyObserver::State &state) {
                             " copies were alive and unread at once: later "
                             "copies were counted "
                             "but not checked for discarded results"});
+    if (!state.naming_error.empty())
+      r.add(Skipped{"", "the model's tensors are not named in findings: " +
+                            state.naming_error});
     if (state.sites.overflowed())
       r.add(Skipped{
           "",
@@ -378,28 +381,6 @@ CopyObserver::~CopyObserver() { observer::Hub::get().detach(state_.get()); }
 
 Report CopyObserver::report() const {
   return observer::Hub::get().report(*state_);
-}
-
-void CopyObserver::watch(const torch::nn::Module &module,
-                         const std::string &prefix) {
-  std::vector<std::pair<observer::WeakTensor, std::string>> names;
-  const std::string dot = prefix.empty() ? "" : prefix + ".";
-  for (const auto &item : module.named_parameters(/*recurse=*/true))
-    names.emplace_back(observer::WeakTensor(item.value().getIntrusivePtr()),
-                       dot + item.key());
-  for (const auto &item : module.named_buffers(/*recurse=*/true))
-    names.emplace_back(observer::WeakTensor(item.value().getIntrusivePtr()),
-                       dot + item.key());
-  observer::Hub::get().watch(state_.get(), std::move(names));
-}
-
-void CopyObserver::watch(
-    const std::vector<std::pair<std::string, at::Tensor>> &named) {
-  std::vector<std::pair<observer::WeakTensor, std::string>> names;
-  names.reserve(named.size());
-  for (const auto &[name, tensor] : named)
-    names.emplace_back(observer::WeakTensor(tensor.getIntrusivePtr()), name);
-  observer::Hub::get().watch(state_.get(), std::move(names));
 }
 
 } // namespace devcopy

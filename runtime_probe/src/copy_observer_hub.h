@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -140,6 +141,8 @@ public:
   void detach(CopyObserver::State *state);
   void watch(CopyObserver::State *state,
              std::vector<std::pair<WeakTensor, std::string>> names);
+  /// Remembers `namer` until a finding needs names (name_lazily).
+  void watch_lazily(CopyObserver::State *state, CopyObserver::Namer namer);
 
   void copied(CopyEvent event, CopyFacts facts);
   void moved(MoveEvent event, WeakStorage old_storage,
@@ -179,6 +182,9 @@ private:
     Stack stack;
     std::thread::id thread; // that made it
     Statement statement;
+    // The source, held weakly (its address is never reused meanwhile), when
+    // its name is looked up only if the copy becomes a finding (freed()).
+    std::optional<WeakTensor> unnamed_src;
   };
   // A host-to-device result, remembered until it dies: if the first
   // same-device copy reading it wrote into a tensor that outlives it, the
@@ -209,12 +215,17 @@ private:
   /// report (CopyEvent::freed_at).
   static bool in_statement(Tracked &t);
   std::string name_of(const c10::TensorImpl *impl) const;
+  /// Runs the namers of the observers that have not named their tensors
+  /// yet, outside mu_ (a namer may wait for a front end's lock that a
+  /// thread waiting for mu_ holds), before a finding's name_of.
+  void name_lazily();
 
   static std::atomic<bool> active_;
   static std::atomic<std::size_t> unread_;
   static std::atomic<bool> stacks_;
   static std::atomic<std::size_t> staged_count_;
   static std::atomic<bool> recording_;
+  static std::atomic<std::size_t> lazy_; // observers whose namer has not run
 
   std::mutex mu_;
   std::vector<CopyObserver::State *> observers_;
@@ -246,6 +257,9 @@ struct CopyObserver::State {
   std::unordered_map<const c10::TensorImpl *,
                      std::pair<observer::WeakTensor, std::string>>
       names;
+  // watch_lazily's namer until it has run; then why it named nothing, if so.
+  std::shared_ptr<const CopyObserver::Namer> namer;
+  std::string naming_error;
 };
 
 } // namespace devcopy

@@ -232,6 +232,57 @@ TEST(Observer, StaleAfterMoveNamesTheAliasedParameter) {
   EXPECT_EQ(same.scalar_type(), torch::kDouble);
 }
 
+using Named = std::vector<std::pair<std::string, torch::Tensor>>;
+
+TEST(Observer, LazyNamesAreTakenAtTheFirstFindingThatNeedsThem) {
+  torch::nn::Linear lin(4, 4);
+  int walks = 0;
+  CopyObserver observer;
+  observer.watch_lazily([&] {
+    ++walks;
+    return Named{{"fc.weight", lin->weight}};
+  });
+  (void)lin->forward(torch::randn({2, 4}));   // nothing copied: nothing named
+  auto kept = lin->weight.to(torch::kDouble); // kept: no finding to name
+  EXPECT_EQ(walks, 0);
+  for (int i = 0; i < 2; ++i)
+    lin->weight.to(torch::kDouble); // discarded, of the parameter
+  EXPECT_EQ(walks, 1);
+  const auto found = observer_test::discarded(observer.report());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].tensors, std::vector<std::string>{"fc.weight"});
+  EXPECT_EQ(found[0].count, 2);
+}
+
+TEST(Observer, LazyNamesAreTheModelsAtTheFirstFinding) {
+  auto before = torch::randn({4});
+  auto after = torch::randn({8});
+  torch::Tensor weight = before;
+  CopyObserver observer;
+  observer.watch_lazily([&] { return Named{{"weight", weight}}; });
+  weight = after; // replaced after the observer started, before a finding
+  after.to(torch::kDouble);
+  before.to(torch::kDouble);
+  const auto found = observer_test::discarded(observer.report());
+  ASSERT_EQ(found.size(), 2u);
+  for (const auto &f : found)
+    EXPECT_EQ(f.tensors, f.bytes == 8 * 8 ? std::vector<std::string>{"weight"}
+                                          : std::vector<std::string>{});
+}
+
+TEST(Observer, ANamerThatThrowsNamesNothingAndSaysWhy) {
+  auto x = torch::randn({4});
+  CopyObserver observer;
+  observer.watch_lazily([]() -> Named { throw std::runtime_error("no tree"); });
+  x.to(torch::kDouble);
+  const Report r = observer.report();
+  ASSERT_EQ(observer_test::discarded(r).size(), 1u) << r;
+  EXPECT_TRUE(observer_test::discarded(r)[0].tensors.empty());
+  ASSERT_EQ(r.skipped().size(), 1u) << r;
+  EXPECT_EQ(r.skipped()[0].reason,
+            "the model's tensors are not named in findings: no tree");
+}
+
 TEST(Observer, MoveWithoutAliasIsClean) {
   torch::nn::Linear lin(4, 4);
   CopyObserver observer;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -63,6 +64,19 @@ public:
   /// The same for tensors a front end has named itself (a Python model's,
   /// walked without building a C++ module tree).
   void watch(const std::vector<std::pair<std::string, at::Tensor>> &named);
+
+  /// The named tensors of a model, as a front end walks it.
+  using Namer =
+      std::function<std::vector<std::pair<std::string, at::Tensor>>()>;
+  /// Names tensors as watch() does, but only when a finding first needs a
+  /// name: a copy found discarded (named when it is freed, in the statement
+  /// that made it), a move (set_data), a non-blocking copy from pageable
+  /// memory, a copy reading an upload. `namer` runs then, on that thread,
+  /// outside the observer's lock (it may take the front end's own lock, such
+  /// as Python's GIL), so the names are the model's at that moment; an
+  /// observer whose copies are all used or kept never calls it. A namer that
+  /// throws names nothing, and the report says why.
+  void watch_lazily(Namer namer);
 
   struct State; // internal
 
