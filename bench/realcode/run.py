@@ -41,7 +41,7 @@ SAME = {"devcopy-discarded-copy": {"devcopy-discarded-result"},
         "devcopy-discarded-result": {"devcopy-discarded-copy"}}
 # Findings of a multi-line statement may land on another of its lines.
 TOLERANCE = 2
-HEADER_EXT = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
+HEADER_EXT = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".tpp", ".ipp", ".txx")
 SOURCE_EXT = (".cpp", ".cc", ".cxx", ".cu") + HEADER_EXT
 TORCH_INCLUDES = ["/usr/include/torch/csrc/api/include"]
 # Third-party libraries the projects build against, used where installed
