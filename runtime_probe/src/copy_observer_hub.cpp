@@ -16,8 +16,10 @@ namespace {
 // Past this many live unread copies, new ones are counted but not tracked
 // (the report says so): memory stays bounded in programs that keep copies.
 constexpr std::size_t kMaxUnread = 1 << 16;
-// Moves kept before expired ones are pruned.
+// Conversions kept before expired ones are pruned; past kMaxMoves live
+// ones, new ones are not checked for moves (the report says so).
 constexpr std::size_t kPruneMoves = 4096;
+constexpr std::size_t kMaxMoves = 1 << 16;
 // Host-to-device results remembered before dead ones are judged; past
 // kMaxStaged live ones, new ones are not remembered.
 constexpr std::size_t kSettleStaged = 4096;
@@ -34,8 +36,8 @@ void Hub::attach(CopyObserver::State *state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
     stacks_.store(stacks_supported(), std::memory_order_relaxed);
-    handle_ = add_callback();
     active_.store(true, std::memory_order_relaxed);
+    start_observing();
     start_timeline();
   }
   state->since = ++seq_;
@@ -57,7 +59,7 @@ void Hub::detach(CopyObserver::State *state) {
     // lockable) keeps its entry until tracked_deleter runs.
     active_.store(false, std::memory_order_relaxed);
     stop_timeline();
-    remove_callback(handle_);
+    stop_observing();
     for (auto it = tracked_.begin(); it != tracked_.end();) {
       auto storage = it->second.dst.lock();
       if (!storage) {
@@ -71,10 +73,44 @@ void Hub::detach(CopyObserver::State *state) {
     }
     overflow_ = false;
     moves_.clear();
+    moves_overflow_ = false;
     staged_.clear();
     staged_count_.store(0, std::memory_order_relaxed);
     publish();
   }
+}
+
+void Hub::publish() {
+  unread_.store(tracked_.size(), std::memory_order_relaxed);
+  // A copy being freed after the last observer left keeps its entry until
+  // its deleter runs: no read check for it.
+  const bool wanted = active() && !tracked_.empty();
+  if (wanted && !read_handle_) {
+    read_handle_ = add_read_callback();
+  } else if (!wanted && read_handle_) {
+    remove_callback(read_handle_);
+    read_handle_ = 0;
+  }
+}
+
+void Hub::remember_move(CopyEvent &event, CopyFacts &facts,
+                        std::uint64_t seq) {
+  if (moves_.size() >= kPruneMoves) {
+    moves_.erase(std::remove_if(moves_.begin(), moves_.end(),
+                                [](const Move &m) {
+                                  return m.tensor.expired() ||
+                                         m.new_storage.expired();
+                                }),
+                 moves_.end());
+  }
+  if (moves_.size() >= kMaxMoves) {
+    moves_overflow_ = true;
+    return;
+  }
+  facts.move.module = event.module;
+  moves_.push_back(Move{std::move(facts.moved), std::move(facts.move_old),
+                        std::move(facts.move_new), seq, facts.block,
+                        std::move(facts.move)});
 }
 
 void Hub::watch(CopyObserver::State *state,
@@ -135,6 +171,8 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
   }
   if (facts.from || facts.staged)
     stage(event, facts, seq, ordinal);
+  if (!facts.moved.expired())
+    remember_move(event, facts, seq);
   if (!facts.dst)
     return;
   if (tracked_.size() >= kMaxUnread) {
@@ -222,19 +260,21 @@ void Hub::settle() {
   staged_count_.store(staged_.size(), std::memory_order_relaxed);
 }
 
-void Hub::moved(MoveEvent event, WeakStorage old_storage,
-                const c10::TensorImpl *self) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (observers_.empty())
-    return;
-  event.tensor = name_of(self);
-  if (moves_.size() >= kPruneMoves) {
-    moves_.erase(
-        std::remove_if(moves_.begin(), moves_.end(),
-                       [](const Move &m) { return m.old_storage.expired(); }),
-        moves_.end());
+// Callers hold mu_. A conversion became a move when its tensor's storage is
+// now the result's (set_data swapped it); the result's block is then a
+// parameter's, once.
+bool Hub::moved(Move &m) {
+  auto tensor = m.tensor.lock();
+  auto now = m.new_storage.lock();
+  if (!tensor || !now || !tensor->has_storage() ||
+      tensor->storage().unsafeGetStorageImpl() != now.get())
+    return false;
+  if (m.block) {
+    std::lock_guard<std::mutex> tl(tl_mu_);
+    timeline_.own(m.block, "parameters");
+    m.block = 0;
   }
-  moves_.push_back(Move{std::move(old_storage), ++seq_, std::move(event)});
+  return true;
 }
 
 void Hub::synced() {
@@ -325,19 +365,24 @@ Report Hub::report(const CopyObserver::State &state) {
     std::lock_guard<std::mutex> lock(mu_);
     settle();
     sites = state.sites.snapshot();
-    for (const Move &m : moves_) {
-      if (m.seq <= state.since)
+    for (Move &m : moves_) {
+      if (m.seq <= state.since || !moved(m))
         continue;
       auto old = m.old_storage.lock();
       if (!old)
         continue;
-      r.add(
-          stale_after_move(m.event, static_cast<std::int64_t>(old->nbytes())));
+      MoveEvent e = m.event;
+      e.tensor = name_of(m.tensor._unsafe_get_target());
+      r.add(stale_after_move(e, static_cast<std::int64_t>(old->nbytes())));
       held.push_back(std::move(old));
     }
     for (const auto &[key, route] : state.routes)
       r.add(route);
     r.set_host_syncs(state.host_syncs);
+    if (moves_overflow_)
+      r.add(Skipped{"", "more than " + std::to_string(kMaxMoves) +
+                            " converted tensors were alive at once: later "
+                            "conversions were not checked for stale moves"});
     if (overflow_)
       r.add(Skipped{"", "more than " + std::to_string(kMaxUnread) +
                             " copies were alive and unread at once: later "
