@@ -44,6 +44,14 @@ using torch::jit::Stack;
 
 bool observing() { return Hub::active() && !position().inside_copy; }
 
+void entered(const c10::OperatorHandle &op) {
+  count_call();
+  static const bool debug = std::getenv("DEVCOPY_STACK_DEBUG") != nullptr;
+  if (debug)
+    std::fprintf(stderr, "devcopy: kernel of %s\n",
+                 op.operator_name().name.c_str());
+}
+
 bool flag(const c10::IValue &v) { return v.isBool() && v.toBool(); }
 
 // The user's `to` reaches `_to_copy` (`to` itself is composite: it returns
@@ -55,7 +63,7 @@ constexpr const char *kNames[] = {"aten::to", "aten::clone"};
 template <Op which>
 void fresh_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
                   Stack *stack) {
-  count_call();
+  entered(op);
   const c10::DispatchKeySet below = ks & c10::after_ADInplaceOrView_keyset;
   if (!observing()) {
     op.redispatchBoxed(below, stack);
@@ -84,7 +92,7 @@ void fresh_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
 // redispatch below the key, then bump self's version counter.
 void inplace_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
                     Stack *stack) {
-  count_call();
+  entered(op);
   const c10::IValue self = torch::jit::peek(*stack, 0, 3);
   const c10::IValue src = torch::jit::peek(*stack, 1, 3);
   const bool non_blocking = flag(torch::jit::peek(*stack, 2, 3));
@@ -108,7 +116,7 @@ const c10::DispatchKeySet kBelowBackendSelect(c10::DispatchKeySet::FULL_AFTER,
 // copy_ inside another op's kernel (or of inference tensors).
 void nested_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
                    Stack *stack) {
-  count_call();
+  entered(op);
   if (!observing()) {
     op.redispatchBoxed(ks & kBelowBackendSelect, stack);
     return;
@@ -129,7 +137,7 @@ void nested_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
 // _local_scalar_dense(self), nonzero(self): the host waits for the device.
 void sync_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
                  Stack *stack) {
-  count_call();
+  entered(op);
   if (observing()) {
     const c10::IValue &self =
         torch::jit::peek(*stack, 0, op.schema().arguments().size());
