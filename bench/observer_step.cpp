@@ -72,8 +72,8 @@ struct Floor {
 };
 // The observer's own RecordFunction part: nodes and user scopes, no inputs.
 struct Scopes {
-  at::CallbackHandle handle = at::addGlobalCallback(
-      at::RecordFunctionCallback(&nothing).scopes(
+  at::CallbackHandle handle =
+      at::addGlobalCallback(at::RecordFunctionCallback(&nothing).scopes(
           {at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
   ~Scopes() { at::removeCallback(handle); }
 };

@@ -37,7 +37,8 @@ namespace devcopy {
 namespace observer {
 namespace {
 
-// ---- the thread-local frame stack --------------------------------------------
+// ---- the thread-local frame stack
+// --------------------------------------------
 
 enum class Kind : std::uint8_t {
   copy,       // a copying op's kernel is running
@@ -165,7 +166,8 @@ void read_if_tracked(const at::Tensor &t) {
 // An op that takes an unread copy (or a view of it) reads it. The check is
 // the storage's deleter: no lock, no table. Ops inside a copy are its steps
 // (2.x's CUDA copy expands its destination): the copy read what it reads.
-std::unique_ptr<at::ObserverContext> on_read_check(const at::RecordFunction &fn) {
+std::unique_ptr<at::ObserverContext>
+on_read_check(const at::RecordFunction &fn) {
   ++t_calls;
   if (!Hub::has_unread() || t_copies > 0)
     return nullptr;
@@ -186,7 +188,8 @@ std::unique_ptr<at::ObserverContext> on_read_check(const at::RecordFunction &fn)
 }
 
 // Autograd nodes and user scopes: frames, so a copy knows where it runs.
-std::unique_ptr<at::ObserverContext> on_scope_start(const at::RecordFunction &fn) {
+std::unique_ptr<at::ObserverContext>
+on_scope_start(const at::RecordFunction &fn) {
   ++t_calls;
   push(&fn, fn.name(),
        fn.scope() == at::RecordScope::BACKWARD_FUNCTION ? Kind::backward

@@ -106,8 +106,7 @@ void inplace_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
   torch::autograd::impl::bump_version(self.toTensor());
   if (record && src.isTensor())
     copied(c10::InferenceMode::is_enabled() ? Call::nested : Call::in_place,
-           "aten::copy_", where, self.toTensor(), src.toTensor(),
-           non_blocking);
+           "aten::copy_", where, self.toTensor(), src.toTensor(), non_blocking);
 }
 
 const c10::DispatchKeySet kBelowBackendSelect(c10::DispatchKeySet::FULL_AFTER,
@@ -130,8 +129,8 @@ void nested_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet ks,
     op.redispatchBoxed(ks & kBelowBackendSelect, stack);
   }
   if (self.isTensor() && src.isTensor())
-    copied(Call::nested, "aten::copy_", where, self.toTensor(),
-           src.toTensor(), non_blocking);
+    copied(Call::nested, "aten::copy_", where, self.toTensor(), src.toTensor(),
+           non_blocking);
 }
 
 // _local_scalar_dense(self), nonzero(self): the host waits for the device.
@@ -196,11 +195,13 @@ void install_kernels() {
   const auto top = c10::DispatchKey::ADInplaceOrView;
   const auto below = c10::DispatchKey::BackendSelect;
   if (free_at("aten::_to_copy", top))
-    k->top.impl("_to_copy", torch::CppFunction::makeFromBoxedFunction<
-                                &fresh_kernel<to_copy>>());
+    k->top.impl(
+        "_to_copy",
+        torch::CppFunction::makeFromBoxedFunction<&fresh_kernel<to_copy>>());
   if (free_at("aten::clone", top))
-    k->top.impl("clone",
-                torch::CppFunction::makeFromBoxedFunction<&fresh_kernel<clone>>());
+    k->top.impl(
+        "clone",
+        torch::CppFunction::makeFromBoxedFunction<&fresh_kernel<clone>>());
   k->top.impl("copy_",
               torch::CppFunction::makeFromBoxedFunction<&inplace_kernel>());
   if (free_at("aten::copy_", below))

@@ -93,8 +93,7 @@ void Hub::publish() {
   }
 }
 
-void Hub::remember_move(CopyEvent &event, CopyFacts &facts,
-                        std::uint64_t seq) {
+void Hub::remember_move(CopyEvent &event, CopyFacts &facts, std::uint64_t seq) {
   if (moves_.size() >= kPruneMoves) {
     moves_.erase(std::remove_if(moves_.begin(), moves_.end(),
                                 [](const Move &m) {

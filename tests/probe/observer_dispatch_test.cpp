@@ -23,8 +23,7 @@ using observer_test::occurrences;
 using observer_test::route;
 
 bool op_callbacks() {
-  return at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION)
-      .has_value();
+  return at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION).has_value();
 }
 
 // Ops that copy nothing: contiguous inputs, no autograd, no conversion (a
