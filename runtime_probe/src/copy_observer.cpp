@@ -325,8 +325,9 @@ void copied(Call call, const char *op, const Position &pos,
   }
   // A conversion may be a move (Module::to sets the tensor's data to it).
   const c10::StorageImpl *src_storage = storage_of(src);
-  if (fresh && !pos.under_backward && dst_storage && src_storage &&
-      src_storage != dst_storage && src_storage->nbytes() > 0) {
+  if (fresh && std::strcmp(op, "aten::to") == 0 && !pos.under_backward &&
+      dst_storage && src_storage && src_storage != dst_storage &&
+      src_storage->nbytes() > 0) {
     facts.moved = WeakTensor(src.getIntrusivePtr());
     facts.move_old = weak_storage(src);
     facts.move_new = weak_storage(dst);

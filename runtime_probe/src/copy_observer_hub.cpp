@@ -16,10 +16,6 @@ namespace {
 // Past this many live unread copies, new ones are counted but not tracked
 // (the report says so): memory stays bounded in programs that keep copies.
 constexpr std::size_t kMaxUnread = 1 << 16;
-// Conversions kept before expired ones are pruned; past kMaxMoves live
-// ones, new ones are not checked for moves (the report says so).
-constexpr std::size_t kPruneMoves = 4096;
-constexpr std::size_t kMaxMoves = 1 << 16;
 // Host-to-device results remembered before dead ones are judged; past
 // kMaxStaged live ones, new ones are not remembered.
 constexpr std::size_t kSettleStaged = 4096;
@@ -91,25 +87,6 @@ void Hub::publish() {
     remove_callback(read_handle_);
     read_handle_ = 0;
   }
-}
-
-void Hub::remember_move(CopyEvent &event, CopyFacts &facts, std::uint64_t seq) {
-  if (moves_.size() >= kPruneMoves) {
-    moves_.erase(std::remove_if(moves_.begin(), moves_.end(),
-                                [](const Move &m) {
-                                  return m.tensor.expired() ||
-                                         m.new_storage.expired();
-                                }),
-                 moves_.end());
-  }
-  if (moves_.size() >= kMaxMoves) {
-    moves_overflow_ = true;
-    return;
-  }
-  facts.move.module = event.module;
-  moves_.push_back(Move{std::move(facts.moved), std::move(facts.move_old),
-                        std::move(facts.move_new), seq, facts.block,
-                        std::move(facts.move)});
 }
 
 void Hub::watch(CopyObserver::State *state,
@@ -257,23 +234,6 @@ void Hub::settle() {
     it = staged_.erase(it);
   }
   staged_count_.store(staged_.size(), std::memory_order_relaxed);
-}
-
-// Callers hold mu_. A conversion became a move when its tensor's storage is
-// now the result's (set_data swapped it); the result's block is then a
-// parameter's, once.
-bool Hub::moved(Move &m) {
-  auto tensor = m.tensor.lock();
-  auto now = m.new_storage.lock();
-  if (!tensor || !now || !tensor->has_storage() ||
-      tensor->storage().unsafeGetStorageImpl() != now.get())
-    return false;
-  if (m.block) {
-    std::lock_guard<std::mutex> tl(tl_mu_);
-    timeline_.own(m.block, "parameters");
-    m.block = 0;
-  }
-  return true;
 }
 
 void Hub::synced() {

@@ -224,6 +224,10 @@ private:
   /// Tells the read check how many tracked copies live; the check runs
   /// only while there are some. Callers hold mu_.
   void publish();
+  /// Conversions kept before expired ones are pruned; past kMaxMoves live
+  /// ones, new ones are not checked for moves (the report says so).
+  static constexpr std::size_t kPruneMoves = 4096;
+  static constexpr std::size_t kMaxMoves = 1 << 16;
   void remember_move(CopyEvent &event, CopyFacts &facts, std::uint64_t seq);
   bool moved(Move &m);
   void stage(const CopyEvent &event, CopyFacts &facts, std::uint64_t seq,
