@@ -5,8 +5,9 @@
 // - ADInplaceOrView: in every tensor's key set, and excluded by every
 //   autograd kernel around the kernel below it. An op reaches it only when
 //   called from outside any other op's kernel: the user's own to/clone/copy_
-//   (on any thread, the autograd engine's included), never a kernel's
-//   scratch copy. `_to_copy` and `clone` have no kernel of their own there
+//   (on any thread, the autograd engine's included; a composite op's too,
+//   such as reshape's clone, which runs no autograd kernel of its own),
+//   never a kernel's scratch copy. `_to_copy` and `clone` have no kernel of their own there
 //   (it falls through); `copy_` has one (it bumps the version counter),
 //   which ours replaces while it is registered, doing the same.
 // - BackendSelect: in every thread's default include set, below autograd:
