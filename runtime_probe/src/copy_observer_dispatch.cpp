@@ -7,9 +7,9 @@
 //   called from outside any other op's kernel: the user's own to/clone/copy_
 //   (on any thread, the autograd engine's included; a composite op's too,
 //   such as reshape's clone, which runs no autograd kernel of its own),
-//   never a kernel's scratch copy. `_to_copy` and `clone` have no kernel of their own there
-//   (it falls through); `copy_` has one (it bumps the version counter),
-//   which ours replaces while it is registered, doing the same.
+//   never a kernel's scratch copy. `_to_copy` and `clone` have no kernel of
+//   their own there (it falls through); `copy_` has one (it bumps the version
+//   counter), which ours replaces while it is registered, doing the same.
 // - BackendSelect: in every thread's default include set, below autograd:
 //   every copy_ reaches it, a kernel's own included, and the syncs
 //   (_local_scalar_dense, nonzero) wherever they run. A copy_ seen there
