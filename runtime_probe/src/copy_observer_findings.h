@@ -31,8 +31,7 @@ struct CopyEvent {
   std::uintptr_t freed_at = 0;
 };
 
-/// One move: a conversion whose result became its tensor's storage
-/// (set_data: Module::to swaps each parameter's storage through it).
+/// One set_data (Module::to swaps each parameter's storage through it).
 struct MoveEvent {
   std::string tensor; // watched name, or empty
   std::string module;

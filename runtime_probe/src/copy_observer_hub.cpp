@@ -14,6 +14,8 @@ namespace {
 // Past this many live unread copies, new ones are counted but not tracked
 // (the report says so): memory stays bounded in programs that keep copies.
 constexpr std::size_t kMaxUnread = 1 << 16;
+// Moves kept before expired ones are pruned.
+constexpr std::size_t kPruneMoves = 4096;
 // Host-to-device results remembered before dead ones are judged; past
 // kMaxStaged live ones, new ones are not remembered.
 constexpr std::size_t kSettleStaged = 4096;
@@ -31,8 +33,8 @@ void Hub::attach(CopyObserver::State *state) {
   std::lock_guard<std::mutex> lock(mu_);
   if (observers_.empty()) {
     stacks_.store(stacks_supported(), std::memory_order_relaxed);
+    handle_ = add_callback();
     active_.store(true, std::memory_order_relaxed);
-    start_observing();
     start_timeline();
   }
   state->since = ++seq_;
@@ -59,7 +61,7 @@ void Hub::detach(CopyObserver::State *state) {
     // lockable) keeps its entry until tracked_deleter runs.
     active_.store(false, std::memory_order_relaxed);
     stop_timeline();
-    stop_observing();
+    remove_callback(handle_);
     for (auto it = tracked_.begin(); it != tracked_.end();) {
       auto storage = it->second.dst.lock();
       if (!storage) {
@@ -73,23 +75,9 @@ void Hub::detach(CopyObserver::State *state) {
     }
     overflow_ = false;
     moves_.clear();
-    moves_overflow_ = false;
     staged_.clear();
     staged_count_.store(0, std::memory_order_relaxed);
     publish();
-  }
-}
-
-void Hub::publish() {
-  unread_.store(tracked_.size(), std::memory_order_relaxed);
-  // A copy being freed after the last observer left keeps its entry until
-  // its deleter runs: no read check for it.
-  const bool wanted = active() && !tracked_.empty();
-  if (wanted && !read_handle_) {
-    read_handle_ = add_read_callback();
-  } else if (!wanted && read_handle_) {
-    remove_callback(read_handle_);
-    read_handle_ = 0;
   }
 }
 
@@ -135,8 +123,6 @@ void Hub::copied(CopyEvent event, CopyFacts facts) {
   }
   if (facts.from || facts.staged)
     stage(event, facts, seq, ordinal);
-  if (!facts.moved.expired())
-    remember_move(event, facts, seq);
   if (!facts.dst)
     return;
   if (tracked_.size() >= kMaxUnread) {
@@ -229,6 +215,23 @@ void Hub::settle() {
   staged_count_.store(staged_.size(), std::memory_order_relaxed);
 }
 
+void Hub::moved(MoveEvent event, WeakStorage old_storage,
+                const c10::TensorImpl *self) {
+  if (lazy_.load(std::memory_order_relaxed))
+    name_lazily();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (observers_.empty())
+    return;
+  event.tensor = name_of(self);
+  if (moves_.size() >= kPruneMoves) {
+    moves_.erase(
+        std::remove_if(moves_.begin(), moves_.end(),
+                       [](const Move &m) { return m.old_storage.expired(); }),
+        moves_.end());
+  }
+  moves_.push_back(Move{std::move(old_storage), ++seq_, std::move(event)});
+}
+
 void Hub::synced() {
   std::lock_guard<std::mutex> lock(mu_);
   for (CopyObserver::State *s : observers_)
@@ -315,9 +318,6 @@ bool Hub::in_statement(Tracked &t) {
 }
 
 Report Hub::report(const CopyObserver::State &state) {
-  // A stale move names its tensor: the model is named first, unlocked.
-  if (lazy_.load(std::memory_order_relaxed) != 0 && has_stale_move(state))
-    name_lazily();
   Report r;
   std::vector<Site> sites;
   std::vector<c10::intrusive_ptr<c10::StorageImpl>> held; // released unlocked
@@ -325,24 +325,19 @@ Report Hub::report(const CopyObserver::State &state) {
     std::lock_guard<std::mutex> lock(mu_);
     settle();
     sites = state.sites.snapshot();
-    for (Move &m : moves_) {
-      if (m.seq <= state.since || !moved(m))
+    for (const Move &m : moves_) {
+      if (m.seq <= state.since)
         continue;
       auto old = m.old_storage.lock();
       if (!old)
         continue;
-      MoveEvent e = m.event;
-      e.tensor = name_of(m.tensor._unsafe_get_target());
-      r.add(stale_after_move(e, static_cast<std::int64_t>(old->nbytes())));
+      r.add(
+          stale_after_move(m.event, static_cast<std::int64_t>(old->nbytes())));
       held.push_back(std::move(old));
     }
     for (const auto &[key, route] : state.routes)
       r.add(route);
     r.set_host_syncs(state.host_syncs);
-    if (moves_overflow_)
-      r.add(Skipped{"", "more than " + std::to_string(kMaxMoves) +
-                            " converted tensors were alive at once: later "
-                            "conversions were not checked for stale moves"});
     if (overflow_)
       r.add(Skipped{"", "more than " + std::to_string(kMaxUnread) +
                             " copies were alive and unread at once: later "

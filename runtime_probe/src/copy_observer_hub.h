@@ -1,6 +1,5 @@
 // The shared state behind every CopyObserver: one process-wide hub, fed by
-// the dispatcher kernels of the copying ops (copy_observer_dispatch.cpp,
-// through copy_observer.cpp) and read by report().
+// the RecordFunction callback (copy_observer.cpp) and read by report().
 //
 // A fresh copy result is tracked by exchanging the deleter of its storage's
 // DataPtr for tracked_deleter (the allocator's context is kept, so the CUDA
@@ -9,10 +8,8 @@
 // polled and no address outlives its allocation (an entry is keyed by the
 // allocation's context and erased by its own free). An op that reads the
 // result restores the allocator's deleter: a read copy is never tracked
-// again. While tracked copies are alive (and only then) a RecordFunction
-// callback compares each op's inputs' deleters with tracked_deleter,
-// lock-free: reading a copy is done by any op, which no copying op's kernel
-// sees.
+// again. The callback's per-op fast path compares each input's deleter with
+// tracked_deleter, lock-free, and only while tracked copies are alive.
 #pragma once
 
 #include <c10/core/Allocator.h>
@@ -50,10 +47,6 @@ using WeakTensor =
 inline WeakStorage no_storage() {
   return WeakStorage(c10::intrusive_ptr<c10::StorageImpl>());
 }
-inline WeakTensor no_tensor() {
-  return WeakTensor(
-      c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>());
-}
 
 /// The deleter a tracked copy's storage carries while it is unread.
 void tracked_deleter(void *context);
@@ -81,11 +74,8 @@ constexpr std::int64_t kLocatedBytes = 1 << 20;
 std::int64_t now_ns();
 
 /// Allocations on this thread waiting for their line (the next op end
-/// gives it, through a thread-local RecordFunction callback added for it).
+/// gives it): a count the RecordFunction end callback tests.
 inline thread_local int t_unlocated = 0;
-/// The first allocation of this thread waiting for its line asks for that
-/// callback (copy_observer.cpp).
-void await_op_end();
 
 /// What the ops open on this thread say a new block is ("gradients" under
 /// an autograd node, "optimizer state" in an optimizer's step), or nullptr
@@ -122,20 +112,10 @@ struct CopyFacts {
   const c10::TensorImpl *into_impl =
       nullptr; // compared only, for a watched name
   std::string into_what;
-  // A conversion whose result may become its source's storage (set_data,
-  // as Module::to does): a move, judged when a report asks.
-  WeakTensor moved = no_tensor();
-  WeakStorage move_old = no_storage();
-  WeakStorage move_new = no_storage();
-  MoveEvent move;
 };
 
-/// What an observer hooks while any lives (copy_observer.cpp): the copying
-/// ops' dispatcher kernels and the scope callback; and the read check, only
-/// while tracked copies are alive.
-void start_observing();
-void stop_observing();
-std::uint64_t add_read_callback();
+/// RecordFunction registration (copy_observer.cpp).
+std::uint64_t add_callback();
 void remove_callback(std::uint64_t handle);
 
 class Hub {
@@ -165,6 +145,8 @@ public:
   void watch_lazily(CopyObserver::State *state, CopyObserver::Namer namer);
 
   void copied(CopyEvent event, CopyFacts facts);
+  void moved(MoveEvent event, WeakStorage old_storage,
+             const c10::TensorImpl *self);
   void synced();
   /// An op read this tracked storage: its copy is used.
   void read(c10::StorageImpl *storage);
@@ -216,28 +198,13 @@ private:
     WeakStorage into = no_storage();
     std::uint64_t block = 0; // its block in the memory timeline
   };
-  // A conversion of a tensor: a move once the tensor's storage is the
-  // result's (set_data); stale while the old storage lives on.
   struct Move {
-    WeakTensor tensor;
     WeakStorage old_storage;
-    WeakStorage new_storage;
     std::uint64_t seq;
-    std::uint64_t block; // the result's block in the memory timeline
     MoveEvent event;
   };
 
-  /// Tells the read check how many tracked copies live; the check runs
-  /// only while there are some. Callers hold mu_.
-  void publish();
-  /// Conversions kept before expired ones are pruned; past kMaxMoves live
-  /// ones, new ones are not checked for moves (the report says so).
-  static constexpr std::size_t kPruneMoves = 4096;
-  static constexpr std::size_t kMaxMoves = 1 << 16;
-  void remember_move(CopyEvent &event, CopyFacts &facts, std::uint64_t seq);
-  bool moved(Move &m);
-  /// Whether `state` has a stale move to report (takes mu_).
-  bool has_stale_move(const CopyObserver::State &state);
+  void publish() { unread_.store(tracked_.size(), std::memory_order_relaxed); }
   void stage(const CopyEvent &event, CopyFacts &facts, std::uint64_t seq,
              std::uint64_t ordinal);
   /// Judges the staged results that died; callers hold mu_.
@@ -262,13 +229,12 @@ private:
 
   std::mutex mu_;
   std::vector<CopyObserver::State *> observers_;
-  std::uint64_t read_handle_ = 0; // the read check's callback, while on
+  std::uint64_t handle_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t copies_ = 0;
   std::unordered_map<void *, Tracked> tracked_; // by the allocation's context
   bool overflow_ = false;
-  std::vector<Move> moves_; // conversions whose tensor and result live
-  bool moves_overflow_ = false;
+  std::vector<Move> moves_;
   std::unordered_map<const c10::StorageImpl *, Staged>
       staged_;      // weakly held: no address reuse
   Symbols symbols_; // stack hash -> user frame, shared by every observer

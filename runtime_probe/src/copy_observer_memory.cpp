@@ -60,11 +60,8 @@ void Hub::on_memory(detail::MemoryAction action, int device,
   case detail::MemoryAction::alloc:
     if (const std::uint64_t id =
             h.timeline_.allocated(name, address, bytes, t, allocation_owner()))
-      if (t_unlocated < kUnlocated) {
-        if (t_unlocated == 0)
-          await_op_end();
+      if (t_unlocated < kUnlocated)
         t_unlocated_ids[t_unlocated++] = id;
-      }
     break;
   case detail::MemoryAction::free:
     h.timeline_.freed(name, address, bytes, t);

@@ -67,11 +67,6 @@ bool library_source(std::string_view file) {
 }
 
 bool library_function(std::string_view fn) {
-  // A function template's name starts with its return type ("void
-  // c10::BoxedKernel::make_boxed_function<...>"): the name is after it.
-  const std::size_t space = fn.find(' ');
-  if (space != fn.npos && space < fn.find('(') && space < fn.find('<'))
-    fn.remove_prefix(space + 1);
   for (std::string_view ns :
        {"devcopy::", "std::", "at::", "c10::", "torch::", "__"})
     if (fn.substr(0, ns.size()) == ns)

@@ -5,10 +5,7 @@
 //   model->forward(x);
 //   std::cout << observer.report();   // discarded copies, syncs, routes
 //
-// It sits on LibTorch's dispatcher, on the copying ops only (to, clone,
-// copy_, and the host syncs item and nonzero), so ops that copy nothing pay
-// nothing; a RecordFunction callback checks other ops for reads of a copy
-// only while an unread one is alive. A copy is judged when
+// It sits on LibTorch's global RecordFunction callbacks. A copy is judged when
 // its result is freed: the deleter of the result's DataPtr is exchanged for
 // the observer's (the allocator's context kept) until an op reads it, so the
 // free itself reports it, exactly, in any order, on any thread. Only a copy
@@ -16,11 +13,8 @@
 // stored (in a module, an optimizer's state, a container, any object) and is
 // not reported. It keeps only
 // weak references to tensors, so it changes no lifetime; when the last
-// observer is destroyed its kernels and callbacks are removed, live copies
-// get their allocator's deleter back, and LibTorch runs exactly as before.
-// Inside c10::InferenceMode the dispatcher cannot tell a user's copy from a
-// kernel's: copies there are counted when they cross devices, never judged
-// discarded.
+// observer is destroyed its callback is removed, live copies get their
+// allocator's deleter back, and LibTorch runs exactly as before.
 //
 // Each finding names the user's frame that made the copy (function, file,
 // line; with debug information) and merges that site's repeats (count, bytes,
