@@ -31,7 +31,7 @@ def _name(func):
 def target_text(walk, call):
     """Where a move sends its module, quoted for a message: 'device', 'cuda'."""
     arg = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
-    if call.func.attr == "cuda" or arg is None:
+    if _name(call.func) == "cuda" or arg is None:
         return "'cuda'"
     text = walk.segment(arg)
     return text if text[:1] in "'\"" else f"'{text}'"

@@ -308,8 +308,9 @@ class Walk(Expressions):
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)
                 self.scope.moved_at[target.id] = placed
+            # `placed` may be the builder's call (`load_model(...)`), not a move.
             if placed is not None and placed is value and kind and kind[0] == MODULE \
-                    and value.func.attr in ("to", "cuda"):
+                    and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
                 self.scope.moves.append((target.id, target_text(self, value), self.path_ifs, value))
         elif t is ast.Attribute:
             self.expr(target.value)
