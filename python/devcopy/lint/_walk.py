@@ -323,6 +323,9 @@ class Walk(Expressions):
                 if refs:
                     cls.owned.setdefault(target.attr, []).extend(refs)
                 placed = moved_value(self, value) or self.premoved_in(value)
+                fn = self.scope.func
+                if fn is not None and fn.name in ("to", "cuda", "_apply"):
+                    placed = None  # an override moving members: it runs when the module is moved
                 if placed is not None:  # self.emb = build(...).to(device), accelerator.prepare(...)
                     cls.premoved[target.attr] = placed
                 if not (isinstance(value, (ast.Name, ast.Constant, ast.Attribute)) or is_stateless(self, value)):

@@ -138,7 +138,8 @@ def _terminal(walk, loop, fn, params, s, tainted):
         while isinstance(base, ast.Subscript):
             base = base.value
         if not isinstance(base, ast.Name) or base.id in params or _returned_whole(fn, base.id) or \
-                saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id):
+                saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id) or \
+                _looped_over_after(fn, loop, base.id):
             return "stop"
         return "total"
     return "stop"
@@ -152,6 +153,15 @@ def _handed_on(walk, fn, loop, name):
                 any(isinstance(a, ast.Name) and a.id == name for a in n.args) and not _computes(walk, n, {name}):
             return True
     return False
+
+
+def _looped_over_after(fn, loop, name):
+    """A container that a loop after this one walks (`for vid, rows in
+    results['results'].items()`): per-sample records, not values for a total."""
+    return any(isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and
+               getattr(n.iter, "lineno", 0) > loop.node.end_lineno and
+               any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(n.iter))
+               for n in ast.walk(fn))
 
 
 _REDUCERS = frozenset("mean sum average median nanmean nansum std var max min len float".split())

@@ -362,7 +362,11 @@ def _uses_of(walk, stmt, name):
     for t in tests:
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
             out.append("need")
-    own = [stmt] if not isinstance(stmt, (ast.If, ast.While, ast.For, ast.With, ast.Try)) else []
+    own = [stmt] if not isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.Try)) else []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        own = [stmt.iter]  # `for top in zip(names, codes)`: its body is flattened on its own
+    elif isinstance(stmt, ast.With):
+        own = [i.context_expr for i in stmt.items]
     for s in own:
         for n in ast.walk(s):
             if isinstance(n, (ast.Subscript, ast.Compare)):
