@@ -131,6 +131,8 @@ def _terminal(walk, loop, fn, params, s, tainted):
     if isinstance(s, ast.Assign):
         if any(isinstance(t, ast.Attribute) for t in s.targets):
             return "stop"  # a field: host results
+        if len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript):
+            return _table(walk, loop, fn, params, s.targets[0])
         return None
     if isinstance(s, ast.Expr) and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
             and value.func.attr in _CONTAINERS:
@@ -144,6 +146,19 @@ def _terminal(walk, loop, fn, params, s, tainted):
             return "stop"  # rows.append({'segment': s, 'output': out[j]}): a record of results
         return "total"
     return "stop"
+
+
+def _table(walk, loop, fn, params, target):
+    """`ret[ind] = tp / denom` into a local table the function only reduces
+    after the loop (`return ret.mean()`): a total; one returned, saved or
+    handed on whole holds results."""
+    base = target.value
+    while isinstance(base, ast.Subscript):
+        base = base.value
+    if not isinstance(base, ast.Name) or base.id in params or _returned_whole(fn, base.id) or \
+            saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id):
+        return "stop"
+    return "total"
 
 
 def _handed_on(walk, fn, loop, name):
