@@ -40,6 +40,13 @@ def _is_factory(q):
         (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY)
 
 
+def _param(walk, node):
+    """A parameter of the function: a tensor as often as not."""
+    fn = walk.scope.func
+    return type(node) is ast.Name and fn is not None and \
+        node.id in {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+
+
 def _scalar(walk, node):
     """A fill's argument that is no tensor: a number, -a, 2 * a, a name the
     file does not know as a tensor or an array."""
@@ -99,6 +106,10 @@ def _root(walk, node):
             return node
         if type(node) is ast.Subscript and _new_axes(node):
             node = node.value
+            continue
+        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub) and \
+                type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
+            node = node.left  # torch.ones(n) / L: still a new host tensor
             continue
         if type(node) is not ast.Call:
             return None
