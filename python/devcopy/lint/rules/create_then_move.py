@@ -186,6 +186,8 @@ def _legacy_uploads(factory):
     args = factory.args
     if len(args) >= 2 or (len(args) == 1 and _shape_arg(args[0])):
         return False
+    if not args and any(k.arg == "size" for k in factory.keywords):
+        return False  # torch.ByteTensor(size=(n,)): uninitialised, like torch.empty
     if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
         elts = args[0].elts
         return len(elts) > 1 or not all(isinstance(e, ast.Constant) for e in elts)
