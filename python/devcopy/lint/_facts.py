@@ -85,7 +85,8 @@ class FileFacts:
         accel = self.names_accelerator = _ACCEL.search(source) is not None
         self.cpu_fixed = not accel and _chooses_cpu(source)
         self.uses_device = not self.cpu_fixed and (
-            accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path) or _guarded_module(source, path))
+            accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path)
+            or _guarded_module(source, path))
 
 
 def class_facts(walk):

@@ -279,7 +279,7 @@ def written_after(fn, loop, name):
         for n in after:
             new = []
             if isinstance(n, (ast.Assign, ast.AugAssign)) and uses(n.value):
-                new = [t for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+                new = n.targets if isinstance(n, ast.Assign) else [n.target]
             elif isinstance(n, (ast.For, ast.comprehension)) and uses(n.iter):
                 new = [n.target]
             elif isinstance(n, ast.If) and uses(n.test):  # a mask deciding what is kept

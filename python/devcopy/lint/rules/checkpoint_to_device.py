@@ -75,7 +75,6 @@ def _judge(walk, model, ck):
     how = "moved earlier in this function"
     if not moved and moved_in_base(walk, model):
         moved, how = True, "moved in the constructor of its base class"
-
     if not refs and not moved:
         return
     add_event(walk, load, refs, "built",
