@@ -6,7 +6,7 @@ import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
-from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved
+from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved, spelled_total
 from ._totals import feeds_meter, flat as _flat, only_totals, written_after
 
 RULE = "devcopy-host-sync-in-loop"
@@ -361,23 +361,13 @@ def _only_after(walk, loop, acc):
         not written_after(fn, loop, acc)
 
 
-def _spelled_total(stmt, name):
-    """`corrects[k] = corrects[k] + correct`: `+=` written out."""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp)
-            and isinstance(stmt.value.op, ast.Add) and isinstance(stmt.targets[0], (ast.Name, ast.Subscript))):
-        return False
-    v = stmt.value
-    return ast.unparse(v.left) == ast.unparse(stmt.targets[0]) and \
-        any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(v.right))
-
-
 def _uses_of(walk, stmt, name):
     """How one statement uses `name`: 'need' (a condition or index),
     'accumulate' (+= into a total), 'keep:<array>' (grows a NumPy array), 'other'."""
     acc = _grown(walk, stmt, name)
     if acc is not None:
         return ["keep:" + acc]
-    if _spelled_total(stmt, name):
+    if spelled_total(stmt, name):
         return ["accumulate"]
     out = []
     tests = []
