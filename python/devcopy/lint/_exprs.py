@@ -182,6 +182,8 @@ class Expressions:
         else:
             ref = self.imports.names.get(name)
             kind = returns_of_file(ref[0]).get(ref[1]) if ref else None
+        if kind == "H":
+            return (TENSOR, "cpu")  # computed from its arguments' host copies
         return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
 
     def loaded_by(self, call, name):

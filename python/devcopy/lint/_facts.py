@@ -29,6 +29,19 @@ def _chooses_cpu(source):
     return False
 
 
+_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
+
+
+def _guarded_module(source, path):
+    """A file whose only top-level code is its `if __name__ == '__main__':`
+    block, imported by a script beside it: imported, it runs nothing, and
+    that script chooses the device."""
+    guard = _MAIN_GUARD.search(source)
+    return guard is not None and _SCRIPT_LINE.search(source[:guard.start()]) is None and \
+        _SCRIPT_LINE.search(source, guard.end()) is None and path is not None and \
+        _imported_beside(path, os.path.dirname(os.path.abspath(path)))
+
+
 def _library(path):
     """A module of a package, or one a script beside it imports, that runs
     nothing at import: its tensors come from the scripts that call it, which
@@ -38,6 +51,10 @@ def _library(path):
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isfile(os.path.join(folder, "__init__.py")):
         return True
+    return _imported_beside(path, folder)
+
+
+def _imported_beside(path, folder):
     name = re.escape(os.path.splitext(os.path.basename(path))[0])
     imports = re.compile(r"^\s*(?:from\s+%s\s+import|import\s+%s\b)" % (name, name), re.M)
     return any(imports.search(text) for text in _sources(folder))
@@ -68,7 +85,8 @@ class FileFacts:
         accel = self.names_accelerator = _ACCEL.search(source) is not None
         self.cpu_fixed = not accel and _chooses_cpu(source)
         self.uses_device = not self.cpu_fixed and (
-            accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path))
+            accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path)
+            or _guarded_module(source, path))
 
 
 def class_facts(walk):

@@ -93,7 +93,24 @@ def returns_by_text(text, path):
                 kinds.add("M" if cls in modules or cls in _NN_HINT else "?")
         if len(kinds) == 1 and "?" not in kinds:
             out[m.group(1)] = kinds.pop()
+        elif not kinds and _computes_on_host(text[m.start():m.end() + len(body)], body):
+            out[m.group(1)] = "H"
     return out
+
+
+_PARAMS = re.compile(r"^def\s+\w+\s*\(([^)]*)\)", re.M)
+_HOST_COPY = re.compile(r"^\s+\w+\s*=\s*(\w+)\.(?:to\(\s*['\"]cpu['\"]\s*\)|cpu\(\))\s*(?:#.*)?$", re.M)
+_TO_DEVICE = re.compile(r"\.cuda\(|\.to\((?!\s*['\"]cpu)|device\s*=")
+
+
+def _computes_on_host(head, body):
+    """A function that copies its tensor arguments to the host first
+    (`target_cpu = target.to('cpu')`) and never to a device: what it
+    computes, and returns, lives on the host."""
+    m = _PARAMS.match(head)
+    params = {p.split("=")[0].split(":")[0].strip() for p in m.group(1).split(",")} if m else set()
+    copied = {c for c in _HOST_COPY.findall(body) if c in params}
+    return bool(copied) and _TO_DEVICE.search(body) is None
 
 
 # torch.nn names a `return nn.X(...)` builds.

@@ -57,7 +57,7 @@ class Loop:
                     self.changed.add(key)
                     self.rebound.add(key)
         inner_trains = False
-        errors, others = set(), set()
+        errors, others, assigned = set(), set(), {}
         stack = [(s, 0) for s in node.body]
         if isinstance(node, ast.While):
             stack.append((node.test, 0))
@@ -71,6 +71,8 @@ class Loop:
                 targets = n.targets if t is ast.Assign else \
                     [i.optional_vars for i in n.items if i.optional_vars] if t is ast.With else [n.target]
                 test = t is ast.Assign and _error_test(n.value)
+                if t is ast.Assign and len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    assigned.setdefault(targets[0].id, []).append(n.value)
                 for target in targets:
                     for m in ast.walk(target):
                         key = _store_key(m) if isinstance(m, (ast.Name, ast.Attribute, ast.Subscript)) else None
@@ -111,6 +113,7 @@ class Loop:
         # Flags only ever set from a NaN/overflow test (`is_overflow =
         # math.isnan(grad_norm)`): false on a typical step.
         self.error_flags = errors - others
+        self.periodic = _periodic(assigned)
         if inner_trains:
             self.training = False
 
@@ -160,7 +163,24 @@ def guard_counts(walk, test, branch, body):
             return False  # a field the loop updates: a counter or a flag
         if isinstance(n, ast.Name) and n.id in loop.carried and n.id not in clear:
             return False
+        if isinstance(n, ast.Name) and n.id in loop.periodic:
+            return False  # early_phase = batch_idx % freq == 0 ...; if early_phase or late_phase:
     return True
+
+
+def _periodic(assigned):
+    """Locals the loop sets only from a `%` test, or from other such locals
+    (`late = step % 2000 == 0`): a branch on one runs every N iterations."""
+    out, grew = set(), True
+    while grew:
+        grew = False
+        for name, values in assigned.items():
+            if name not in out and all(
+                    any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, ast.Constant)
+                        or isinstance(n, ast.Name) and n.id in out for n in ast.walk(v)) for v in values):
+                out.add(name)
+                grew = True
+    return out
 
 
 # Tests of the process's rank: what they answer does not change in a loop.

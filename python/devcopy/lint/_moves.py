@@ -31,7 +31,7 @@ def _name(func):
 def target_text(walk, call):
     """Where a move sends its module, quoted for a message: 'device', 'cuda'."""
     arg = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
-    if call.func.attr == "cuda" or arg is None:
+    if _name(call.func) == "cuda" or arg is None:
         return "'cuda'"
     text = walk.segment(arg)
     return text if text[:1] in "'\"" else f"'{text}'"
@@ -117,6 +117,43 @@ def placed_before(walk, node):
                 and r.value.id == "self":
             return call
     return None
+
+
+def moved_in_base(walk, node):
+    """`self.model` moved in the constructor of a base class of another
+    file of the package (`self.model = self._build_model().to(self.device)`)."""
+    cls = walk.scope.cls
+    if cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                           and node.value.id == "self"):
+        return False
+    refs = list(cls.bases)  # any base, a Module or not (an experiment class holding the model)
+    for b in cls.node.bases:
+        ref = walk.imports.names.get(b.id) if isinstance(b, ast.Name) else None
+        if ref and ref[0]:
+            refs.append(ref)
+    return any(node.attr in init_moved_members(path, name) for path, name in refs)
+
+
+_CLASS_AT = r"^class\s+%s\b[^\n]*:\s*\n"
+_MEMBER_MOVED = re.compile(r"^\s+self\.(\w+)\s*=\s*[^\n]*\.(?:to|cuda)\((?!\s*['\"]cpu)", re.M)
+
+
+@functools.lru_cache(maxsize=4096)
+def init_moved_members(path, name):
+    """Members the `__init__` of class `name` of file `path` assigns a moved value, by its text."""
+    text = source_text(path)
+    m = re.search(_CLASS_AT % re.escape(name), text or "", re.M)
+    if m is None:
+        return frozenset()
+    body = text[m.end():]
+    end = re.search(r"^\S", body, re.M)
+    body = body[:end.start() if end else None]
+    init = re.search(r"^(\s+)def\s+__init__\s*\([^\n]*\n", body, re.M)
+    if init is None:
+        return frozenset()
+    rest = body[init.end():]
+    nxt = re.search(r"^%s\S" % init.group(1), rest, re.M)  # the next method
+    return frozenset(_MEMBER_MOVED.findall(rest[:nxt.start() if nxt else None]))
 
 
 def builds_moved(walk, name, kind=0):

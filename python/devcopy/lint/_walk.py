@@ -308,8 +308,9 @@ class Walk(Expressions):
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)
                 self.scope.moved_at[target.id] = placed
+            # `placed` may be the builder's call (`load_model(...)`), not a move.
             if placed is not None and placed is value and kind and kind[0] == MODULE \
-                    and value.func.attr in ("to", "cuda"):
+                    and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):
                 self.scope.moves.append((target.id, target_text(self, value), self.path_ifs, value))
         elif t is ast.Attribute:
             self.expr(target.value)
@@ -322,6 +323,9 @@ class Walk(Expressions):
                 if refs:
                     cls.owned.setdefault(target.attr, []).extend(refs)
                 placed = moved_value(self, value) or self.premoved_in(value)
+                fn = self.scope.func
+                if fn is not None and fn.name in ("to", "cuda", "_apply"):
+                    placed = None  # an override moving members: it runs when the module is moved
                 if placed is not None:  # self.emb = build(...).to(device), accelerator.prepare(...)
                     cls.premoved[target.attr] = placed
                 if not (isinstance(value, (ast.Name, ast.Constant, ast.Attribute)) or is_stateless(self, value)):

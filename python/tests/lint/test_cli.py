@@ -119,7 +119,7 @@ def test_fix_is_safe_and_keeps_the_mode(tmp_path):
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o750
     assert [p.name for p in tmp_path.iterdir()] == ["create_then_move.py"]
     rc, out, _ = lint(str(target))  # left: the move with non_blocking, the legacy constructors
-    assert out.count("[devcopy-create-then-move]") == 4
+    assert out.count("[devcopy-create-then-move]") == 5
 
 
 def test_select_and_unknown_rule(project):

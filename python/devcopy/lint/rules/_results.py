@@ -68,3 +68,13 @@ def read_targets(fn, targets):
 def _reads(node):
     return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "item"
                for c in ast.walk(node))
+
+
+def spelled_total(stmt, name):
+    """`corrects[k] = corrects[k] + correct`: `+=` written out."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Add) and isinstance(stmt.targets[0], (ast.Name, ast.Subscript))):
+        return False
+    v = stmt.value
+    return ast.unparse(v.left) == ast.unparse(stmt.targets[0]) and \
+        any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(v.right))

@@ -131,6 +131,8 @@ def _terminal(walk, loop, fn, params, s, tainted):
     if isinstance(s, ast.Assign):
         if any(isinstance(t, ast.Attribute) for t in s.targets):
             return "stop"  # a field: host results
+        if len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript):
+            return _table(walk, loop, fn, params, s.targets[0])
         return None
     if isinstance(s, ast.Expr) and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
             and value.func.attr in _CONTAINERS:
@@ -140,8 +142,23 @@ def _terminal(walk, loop, fn, params, s, tainted):
         if not isinstance(base, ast.Name) or base.id in params or _returned_whole(fn, base.id) or \
                 saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id):
             return "stop"
+        if any(isinstance(a, ast.Dict) for a in value.args):
+            return "stop"  # rows.append({'segment': s, 'output': out[j]}): a record of results
         return "total"
     return "stop"
+
+
+def _table(walk, loop, fn, params, target):
+    """`ret[ind] = tp / denom` into a local table the function only reduces
+    after the loop (`return ret.mean()`): a total; one returned, saved or
+    handed on whole holds results."""
+    base = target.value
+    while isinstance(base, ast.Subscript):
+        base = base.value
+    if not isinstance(base, ast.Name) or base.id in params or _returned_whole(fn, base.id) or \
+            saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id):
+        return "stop"
+    return "total"
 
 
 def _handed_on(walk, fn, loop, name):
@@ -239,3 +256,42 @@ def feeds_meter(walk, loop, call):
                and s.value.func.attr in _METERS and any(isinstance(a, ast.Name) and a.id in names
                                                         for a in s.value.args)
                for s in flat(loop.node.body))
+
+
+# Calls that write what they are given to a file (logging a metric is not one).
+_WRITERS = frozenset(("write", "writelines", "dump", "save", "savetxt", "writerow", "writerows", "to_csv"))
+
+
+def written_after(fn, loop, name):
+    """Whether a value derived from `name` after the loop (through
+    assignments, loops over it and lists filled from it) is written to a
+    file: per-sample output, not material for a metric."""
+    if fn is None:
+        return False
+    after = [n for n in ast.walk(fn) if getattr(n, "lineno", 0) > loop.node.end_lineno]
+    tainted, grew = {name}, True
+
+    def uses(node):
+        return any(isinstance(m, ast.Name) and m.id in tainted for m in ast.walk(node))
+
+    while grew:
+        grew = False
+        for n in after:
+            new = []
+            if isinstance(n, (ast.Assign, ast.AugAssign)) and uses(n.value):
+                new = n.targets if isinstance(n, ast.Assign) else [n.target]
+            elif isinstance(n, (ast.For, ast.comprehension)) and uses(n.iter):
+                new = [n.target]
+            elif isinstance(n, ast.If) and uses(n.test):  # a mask deciding what is kept
+                new = [c.func.value for b in n.body for c in ast.walk(b) if isinstance(c, ast.Call) and
+                       isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend")]
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    n.func.attr in ("append", "extend") and any(uses(a) for a in n.args):
+                new = [n.func.value]
+            for t in new:
+                for m in ast.walk(t):
+                    if isinstance(m, ast.Name) and m.id not in tainted:
+                        tainted.add(m.id)
+                        grew = True
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _WRITERS and
+               any(uses(a) for a in n.args) for n in after)

@@ -5,7 +5,7 @@ import ast
 import os
 
 from .._kinds import CKPT
-from .._moves import placed_before
+from .._moves import moved_in_base, placed_before
 from .repeated_module_move import add_event, receiver_key
 
 RULE = "devcopy-checkpoint-to-device"
@@ -72,10 +72,13 @@ def _judge(walk, model, ck):
     name = (key or "the model").replace("{", "{{").replace("}", "}}")
     moved = key in scope.moved or placed_before(walk, model) is not None or \
         scope.maybe_moved.get(key) is not None
+    how = "moved earlier in this function"
+    if not moved and moved_in_base(walk, model):
+        moved, how = True, "moved in the constructor of its base class"
     if not refs and not moved:
         return
     add_event(walk, load, refs, "built",
               MESSAGE.format(load=seg, name=name, how="moved at line {line}{where} in the constructor of '{cls}'"),
               "'{cls}' moves it to the device here, in its constructor",
-              moved_message=MESSAGE.format(load=seg, name=name, how="moved earlier in this function")
+              moved_message=MESSAGE.format(load=seg, name=name, how=how)
               .replace("{{", "{").replace("}}", "}") if moved else None, rule=RULE)

@@ -40,6 +40,13 @@ def _is_factory(q):
         (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY)
 
 
+def _param(walk, node):
+    """A parameter of the function: a tensor as often as not."""
+    fn = walk.scope.func
+    return type(node) is ast.Name and fn is not None and \
+        node.id in {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+
+
 def _scalar(walk, node):
     """A fill's argument that is no tensor: a number, -a, 2 * a, a name the
     file does not know as a tensor or an array."""
@@ -99,6 +106,10 @@ def _root(walk, node):
             return node
         if type(node) is ast.Subscript and _new_axes(node):
             node = node.value
+            continue
+        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub) and \
+                type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
+            node = node.left  # torch.ones(n) / L: still a new host tensor
             continue
         if type(node) is not ast.Call:
             return None
@@ -175,6 +186,8 @@ def _legacy_uploads(factory):
     args = factory.args
     if len(args) >= 2 or (len(args) == 1 and _shape_arg(args[0])):
         return False
+    if not args and any(k.arg == "size" for k in factory.keywords):
+        return False  # torch.ByteTensor(size=(n,)): uninitialised, like torch.empty
     if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
         elts = args[0].elts
         return len(elts) > 1 or not all(isinstance(e, ast.Constant) for e in elts)
@@ -267,6 +280,13 @@ def on_call(walk, call, q, meth, recv):
     target = _target(walk, call, meth)
     if target is None:
         return
+    made = _factory_method(walk, call.func.value)
+    if made is not None:
+        name, fname = made
+        walk.report(RULE, call.func.value,
+                    f"'{name}()' only returns a tensor that '{fname}()' makes on the host, and '{meth}()' then "
+                    f"copies it to {target}; give the factory in '{name}' the device (device=...)")
+        return
     root = _root(walk, call.func.value)
     if root is None:
         return
@@ -280,6 +300,27 @@ def on_call(walk, call, q, meth, recv):
                 f"'{fname.split('.')[1]}()' makes the tensor on the host and '{meth}()' then copies it to "
                 f"{target}; create it there directly: {_suggest(root, fname, target)}",
                 fixes=_fix(walk, call, root, target, meth))
+
+
+def _factory_method(walk, node):
+    """`self.schedule().to(device)`, `diffusion.sample_timesteps(n).to(device)`:
+    a method of one of the file's classes (the only one of that name) whose
+    body only returns a torch factory's result, made with no device."""
+    if type(node) is not ast.Call or type(node.func) is not ast.Attribute or walk.imports.qual(node.func):
+        return None
+    name = node.func.attr
+    defs = [f for c in walk.classes.values() for f in c.node.body
+            if isinstance(f, ast.FunctionDef) and f.name == name]
+    if len(defs) != 1:
+        return None
+    body = [s for s in defs[0].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or type(body[0]) is not ast.Return or type(body[0].value) is not ast.Call:
+        return None
+    made = body[0].value
+    q = walk.imports.qual(made.func)
+    if q is None or not _is_factory(q) or q.split(".")[1] in LEGACY or any(k.arg == "device" for k in made.keywords):
+        return None
+    return name, q
 
 
 def _through_helper(walk, call):

@@ -6,8 +6,8 @@ import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
-from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved
-from ._totals import feeds_meter, flat as _flat, only_totals
+from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved, spelled_total
+from ._totals import feeds_meter, flat as _flat, only_totals, written_after
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -240,6 +240,11 @@ def _judge(walk, call, loop, training):
             return f"iteration of this loop, only to hand the value back to '{name}'; pass the tensor itself"
         if name in _CONTAINERS and isinstance(node.func, ast.Attribute):
             return _kept(walk, loop, node.func.value, training)
+        if name in _GROWS and walk.stmt is not None and node is getattr(walk.stmt, "value", None):
+            acc = _grown(walk, walk.stmt, None)
+            if acc is not None and _only_after(walk, loop, acc):  # preds = np.append(preds, out.cpu().numpy())
+                return (f"iteration of this loop, only to keep it in '{acc}' for after the loop; keep the "
+                        "tensors and copy them to the host once after the loop (torch.cat(...).cpu())")
         if name in _PROGRESS and isinstance(node.func, ast.Attribute) and not loop.around_training:
             return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
         if not training and not loop.around_training and feeds_meter(walk, loop, node):
@@ -344,7 +349,16 @@ def _grown(walk, stmt, name):
         return None
     acc = stmt.targets[0].id
     names = {n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name)}
-    return acc if acc in names and name in names else None
+    return acc if acc in names and (name is None or name in names) else None
+
+
+def _only_after(walk, loop, acc):
+    """An array the function neither was given, returns nor saves: what the
+    loop grows it with is read only after the loop."""
+    fn = walk.scope.func
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+    return acc not in params and not _returned(fn, acc) and not _saved(fn, loop, acc) and \
+        not written_after(fn, loop, acc)
 
 
 def _uses_of(walk, stmt, name):
@@ -353,6 +367,8 @@ def _uses_of(walk, stmt, name):
     acc = _grown(walk, stmt, name)
     if acc is not None:
         return ["keep:" + acc]
+    if spelled_total(stmt, name):
+        return ["accumulate"]
     out = []
     tests = []
     if isinstance(stmt, (ast.If, ast.While)):
@@ -362,7 +378,11 @@ def _uses_of(walk, stmt, name):
     for t in tests:
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
             out.append("need")
-    own = [stmt] if not isinstance(stmt, (ast.If, ast.While, ast.For, ast.With, ast.Try)) else []
+    own = [stmt] if not isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.Try)) else []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        own = [stmt.iter]  # `for top in zip(names, codes)`: its body is flattened on its own
+    elif isinstance(stmt, ast.With):
+        own = [i.context_expr for i in stmt.items]
     for s in own:
         for n in ast.walk(s):
             if isinstance(n, (ast.Subscript, ast.Compare)):

@@ -15,7 +15,7 @@ MESSAGE = ("module '{name}' is moved {target} again; it was already moved at lin
            "the model once, after it is fully built, and leave the device out of the constructor "
            "of '{{cls}}'")
 _COPIES = frozenset(("copy.deepcopy", "deepcopy", "copy.copy"))
-NOTE = "first moved here, in the constructor of '{{cls}}'"
+NOTE = "first moved here, in the constructor of '{cls}'"
 
 
 def _esc(s):
