@@ -389,6 +389,11 @@ HostSyncInLoopCheck::relation(const Stmt &Loop, const PendingRead &A,
       !Flow || !Flow->inSequence(A.Sync, B.Sync))
     return Relation::None;
   // The variables the value is read from must not change between the reads.
+  // A for loop's increment runs between iterations, not between two reads
+  // of one iteration (`best_ns[i].item()` twice in the body of `for (...;
+  // i++)`).
+  const auto *For = llvm::dyn_cast<ForStmt>(&Loop);
+  const Stmt *Inc = For ? For->getInc() : nullptr;
   auto Refs = ast_matchers::match(
       ast_matchers::findAll(ast_matchers::declRefExpr().bind("r")), *Value,
       Ctx);
@@ -398,6 +403,9 @@ HostSyncInLoopCheck::relation(const Stmt &Loop, const PendingRead &A,
     if (!VD || !Inv.isMutatedInLoop(VD))
       return false;
     return llvm::any_of(Inv.mutatingRefsTo(VD), [&](const DeclRefExpr *Ref) {
+      if (Inc && encloses(Ctx.getSourceManager(), Inc->getSourceRange(),
+                          Ref->getSourceRange()))
+        return false;
       return !Flow->inSequence(Ref, A.Sync) && !Flow->inSequence(B.Sync, Ref);
     });
   });
