@@ -177,7 +177,11 @@ void HostSyncInLoopCheck::judgeReads(const Stmt &Loop,
     const Value *Other = llvm::find_if(Values, [&](const Value &E) {
       return &E != &V && Again(E.First, V.First, Relation::SameTensor);
     });
-    if (Other == Values.end()) {
+    // One element per iteration of a tensor complete before the loop is
+    // judged as such: one copy before the loop serves every iteration.
+    bool WholeInvariant = false;
+    if (Other == Values.end() ||
+        (R.Typical && elementOfInvariant(R.Recv, Inv, WholeInvariant))) {
       // A read in a rare branch counts only as a second read of what its
       // guard read.
       if (R.Typical)
