@@ -7,6 +7,7 @@
 #include "LoopFacts.h"
 #include "SyncUse.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace clang::tidy::devcopy {
 
@@ -43,13 +44,33 @@ private:
   /// or the file works with a device.
   bool acceleratorInPlay(const Stmt &Loop, const Expr *Recv, ASTContext &Ctx);
 
-  /// An earlier read of the same value (\p SameValue) or of another element
-  /// of the same tensor in the same iteration of \p Loop, with nothing it
-  /// reads changed in between (utils::ExprSequence); with \p Later, a read
-  /// already met that runs after \p Sync.
-  const Expr *earlierRead(const Stmt &Loop, const Expr &Sync, const Expr &Recv,
-                          LoopInvariance &Inv, ASTContext &Ctx, bool &SameValue,
-                          bool Later = false, const Expr **OtherRecv = nullptr);
+  /// A read of a tensor's data in a loop, judged once every read of its
+  /// translation unit is known: the reads of one value in one iteration are
+  /// one finding, at the first.
+  struct PendingRead {
+    const Expr *Sync = nullptr;
+    const Expr *Recv = nullptr;
+    std::string Method;
+    bool Typical = false; ///< runs on a typical iteration
+    llvm::SmallVector<const Expr *, 2> Guards;
+  };
+  enum class Relation { None, SameValue, SameTensor };
+  /// \p A runs before \p B in one iteration of \p Loop and both read the
+  /// same value (or two elements of the same tensor), with nothing they read
+  /// changed in between (utils::ExprSequence); with \p Want, only that
+  /// relation is looked for.
+  Relation relation(const Stmt &Loop, const PendingRead &A,
+                    const PendingRead &B, LoopInvariance &Inv, ASTContext &Ctx,
+                    Relation Want = Relation::None);
+  /// Judges the reads of one tensor (one readKey) in \p Loop.
+  void judgeReads(const Stmt &Loop, llvm::ArrayRef<PendingRead> All,
+                  ASTContext &Ctx);
+  /// Reports \p R, run on a typical iteration, by what it reads and how the
+  /// host uses its value; \p Again are the later reads of the same value in
+  /// the iteration (at most \p Times reads on one path), noted with it.
+  void judgeRead(const Stmt &Loop, const PendingRead &R,
+                 llvm::ArrayRef<const PendingRead *> Again, unsigned Times,
+                 ASTContext &Ctx);
 
   /// The note naming the loop a warning is about, as devcopy-copy-in-loop's.
   void noteLoop(const Stmt &Loop);
@@ -62,10 +83,11 @@ private:
   CallSyncs Calls;
   /// The bucket of Reads a read of \p Recv goes to.
   static unsigned readKey(const Expr &Recv, ASTContext &Ctx);
-  /// Reads run on every iteration (the read, its receiver), per loop and
-  /// per tensor read (readKey), in the order they were met.
-  using ReadList = llvm::SmallVector<std::pair<const Expr *, const Expr *>, 2>;
-  llvm::DenseMap<const Stmt *, llvm::DenseMap<unsigned, ReadList>> Reads;
+  /// Reads of tensor data, per loop and per tensor read (readKey), in the
+  /// order they were met.
+  using ReadList = llvm::SmallVector<PendingRead, 2>;
+  llvm::MapVector<const Stmt *, llvm::MapVector<unsigned, ReadList>> Reads;
+  ASTContext *ReadsCtx = nullptr;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   SyncUses::TrainingFunctions Trains;
   llvm::DenseMap<const Decl *, DeviceUse> Functions;

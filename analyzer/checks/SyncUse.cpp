@@ -10,11 +10,11 @@
 
 namespace clang::tidy::devcopy {
 
-namespace {
-
 ValueUse combine(const ValueUse &A, const ValueUse &B) {
   return static_cast<int>(A.Kind) >= static_cast<int>(B.Kind) ? A : B;
 }
+
+namespace {
 
 bool inStd(const FunctionDecl *FD) {
   return FD->isInStdNamespace() || FD->getDeclContext()->isTranslationUnit();

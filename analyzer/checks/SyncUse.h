@@ -32,6 +32,10 @@ struct ValueUse {
   bool Kept = false;     ///< Accumulated into a container, not a sum
 };
 
+/// The use that says more of what the host needs (the later kind above):
+/// a value summed and also written out per sample is output.
+ValueUse combine(const ValueUse &A, const ValueUse &B);
+
 /// Classifies the uses of synced values inside one loop; memoised per
 /// variable. Built from the loop's LoopInvariance (its references).
 class SyncUses {
