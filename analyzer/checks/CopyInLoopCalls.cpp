@@ -4,9 +4,9 @@
 // at the call in the loop, with a note at the copy. The
 // rest of the check is CopyInLoopCheck.cpp.
 #include "CopyInLoopCheck.h"
-#include "FunctionFlow.h"
-#include "TorchMatchers.h"
-#include "Unevaluated.h"
+#include "analysis/FunctionFlow.h"
+#include "analysis/TorchMatchers.h"
+#include "analysis/Unevaluated.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 

@@ -1,6 +1,6 @@
 #include "CopyInLoopCheck.h"
-#include "DiscardedValue.h"
-#include "TorchMatchers.h"
+#include "analysis/DiscardedValue.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/StmtCXX.h"
 
 using namespace clang::ast_matchers;

@@ -1,5 +1,6 @@
 #include "RepeatedModuleMoveCheck.h"
-#include "ModuleFacts.h"
+#include "RepeatedModuleMoveFacts.h"
+#include "analysis/TorchModules.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include <algorithm>
@@ -11,7 +12,7 @@ namespace clang::tidy::devcopy {
 namespace {
 
 bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
-  return facts::maySameTarget(facts::fromCopy(A), facts::fromCopy(B));
+  return facts::maySameTarget(toFactsTarget(A), toFactsTarget(B));
 }
 
 /// Surely the same place: same known device, or the same spelling.

@@ -2,8 +2,8 @@
 // tensor's place is unknown (the file, or the function around the loop,
 // works with an accelerator). Split from HostSyncInLoopCheck.cpp.
 #include "HostSyncInLoopCheck.h"
-#include "SyncElements.h"
-#include "TorchMatchers.h"
+#include "analysis/SyncElements.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/StringSwitch.h"
 

@@ -1,4 +1,4 @@
-#include "ModuleFacts.h"
+#include "TorchModules.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/STLExtras.h"
