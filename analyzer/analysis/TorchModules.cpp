@@ -7,6 +7,13 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
 
+std::string objectPathName(llvm::ArrayRef<const ValueDecl *> Path) {
+  std::string S;
+  for (const ValueDecl *D : Path)
+    S += (S.empty() ? "" : ".") + D->getNameAsString();
+  return S;
+}
+
 bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path,
                 int Depth) {
   if (!E || Depth > 8)

@@ -1,5 +1,6 @@
 #include "CreateThenMoveCheck.h"
 #include "analysis/LoopFacts.h"
+#include "analysis/Parents.h"
 #include "analysis/SafeFixes.h"
 #include "analysis/TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
@@ -119,12 +120,11 @@ const Expr *deviceArgument(const CXXMemberCallExpr &Move) {
 const Stmt *statementOf(const DynTypedNode &Node, ASTContext &Ctx) {
   DynTypedNode Cur = Node;
   for (int Depth = 0; Depth < 64; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
+    Cur = parentOf(Cur, Ctx);
+    if (Cur.getNodeKind().isNone())
       return nullptr;
-    if (const auto *S = Parents[0].get<Stmt>(); S && !llvm::isa<Expr>(S))
+    if (const auto *S = Cur.get<Stmt>(); S && !llvm::isa<Expr>(S))
       return S;
-    Cur = Parents[0];
   }
   return nullptr;
 }
@@ -148,9 +148,9 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv,
     return false;
   // `v = v.to(d)`: the move's result replaces the host tensor.
   const Expr *Back = nullptr;
-  auto Parents = Ctx.getParents(Move);
-  for (int Depth = 0; Depth < 4 && !Parents.empty(); ++Depth) {
-    if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
+  DynTypedNode Parent = parentOf(Move, Ctx);
+  for (int Depth = 0; Depth < 4 && !Parent.getNodeKind().isNone(); ++Depth) {
+    if (const auto *Op = Parent.get<CXXOperatorCallExpr>()) {
       if (Op->isAssignmentOp() && Op->getNumArgs() == 2)
         if (const auto *L = llvm::dyn_cast<DeclRefExpr>(
                 Op->getArg(0)->IgnoreParenImpCasts());
@@ -158,9 +158,9 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv,
           Back = L;
       break;
     }
-    if (!Parents[0].get<Expr>())
+    if (!Parent.get<Expr>())
       break;
-    Parents = Ctx.getParents(Parents[0]);
+    Parent = parentOf(Parent, Ctx);
   }
   const SourceManager &SM = Ctx.getSourceManager();
   auto Refs =

@@ -32,13 +32,6 @@ CopyTarget toCopyTarget(const facts::Target &T) {
   return C;
 }
 
-static std::string joinPath(llvm::ArrayRef<const ValueDecl *> Path) {
-  std::string S;
-  for (const ValueDecl *D : Path)
-    S += (S.empty() ? "" : ".") + D->getNameAsString();
-  return S;
-}
-
 const ValueDecl *RepeatedModuleMoveCheck::registeredLocalField(
     const ValueDecl *D, const CXXRecordDecl *Owner) const {
   const auto *VD = llvm::dyn_cast<VarDecl>(D);
@@ -116,7 +109,7 @@ facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
     F.Line = SM.getExpansionLineNumber(Loc);
     F.Column = SM.getExpansionColumnNumber(Loc);
     F.Class = ClassName(M.Class);
-    F.Object = M.Path.empty() ? "this" : joinPath(M.Path);
+    F.Object = M.Path.empty() ? "this" : objectPathName(M.Path);
     F.Function = M.Fn->getQualifiedNameAsString();
     F.To = toFactsTarget(M.Target);
     F.Condition = M.Condition;
