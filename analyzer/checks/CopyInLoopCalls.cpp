@@ -4,9 +4,11 @@
 // at the call in the loop, with a note at the copy. The
 // rest of the check is CopyInLoopCheck.cpp.
 #include "CopyInLoopCheck.h"
-#include "FunctionFlow.h"
-#include "TorchMatchers.h"
-#include "Unevaluated.h"
+#include "analysis/FunctionFlow.h"
+#include "analysis/Mutations.h"
+#include "analysis/Parents.h"
+#include "analysis/TorchMatchers.h"
+#include "analysis/Unevaluated.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -59,19 +61,21 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
   if (!Inv.runsEveryIteration(*L))
     return;
   ExprMutationAnalyzer Mutations(*Def->getBody(), Ctx);
-  // Every `t.to(device)` binds `device` to TensorOptions' forwarding
-  // constructor, which ExprMutationAnalyzer takes for a change: a device
-  // changes only when assigned.
+  // Some reference to \p V in the body passes \p Test (Mutations.h: what
+  // ExprMutationAnalyzer gets wrong for devices and in-place methods).
+  auto AnyRef = [&](const VarDecl *V, auto Test) {
+    return llvm::any_of(
+        match(findAll(declRefExpr(to(varDecl(equalsNode(V)))).bind("ref")),
+              *Def->getBody(), Ctx),
+        [&](const BoundNodes &N) {
+          return Test(*N.getNodeAs<DeclRefExpr>("ref"));
+        });
+  };
   auto Changed = [&](const ParmVarDecl *P) {
     if (!isDeviceType(P->getType()) && !isTensorOptionsType(P->getType()))
       return Mutations.isMutated(P);
-    auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(P)))));
-    return !match(findAll(expr(
-                      anyOf(binaryOperator(isAssignmentOperator(), hasLHS(Ref)),
-                            cxxOperatorCallExpr(isAssignmentOperator(),
-                                                hasArgument(0, Ref))))),
-                  *Def->getBody(), Ctx)
-                .empty();
+    return AnyRef(
+        P, [&](const DeclRefExpr &R) { return changesDeviceValue(R, Ctx); });
   };
   // The argument the call passes for \p P is the same on every iteration.
   auto SameArgument = [&](const ParmVarDecl *P) {
@@ -104,25 +108,13 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
         !llvm::all_of(Params, SameArgument))
       continue;
     // A copy changed in place afterwards needs a fresh buffer each call.
-    auto Parents = Ctx.getParents(*Copy);
-    for (int Depth = 0; Depth < 6 && !Parents.empty() && Parents[0].get<Expr>();
-         ++Depth)
-      Parents = Ctx.getParents(Parents[0]);
-    if (const auto *Holder =
-            Parents.empty() ? nullptr : Parents[0].get<VarDecl>()) {
-      // In-place tensor methods are const: ExprMutationAnalyzer misses them.
-      auto HolderRef =
-          ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(Holder)))));
-      auto InPlace = expr(
-          anyOf(cxxMemberCallExpr(on(HolderRef),
-                                  callee(cxxMethodDecl(matchesName("_$")))),
-                cxxOperatorCallExpr(
-                    isAssignmentOperator(),
-                    hasArgument(
-                        0, cxxOperatorCallExpr(hasOverloadedOperatorName("[]"),
-                                               hasArgument(0, HolderRef))))));
+    DynTypedNode Parent = parentOf(*Copy, Ctx);
+    for (int Depth = 0; Depth < 6 && Parent.get<Expr>(); ++Depth)
+      Parent = parentOf(Parent, Ctx);
+    if (const auto *Holder = Parent.get<VarDecl>()) {
       if (Mutations.isMutated(Holder) ||
-          !match(findAll(InPlace), *Def->getBody(), Ctx).empty())
+          AnyRef(Holder,
+                 [&](const DeclRefExpr &R) { return changedInPlace(&R, Ctx); }))
         continue;
     }
     CopyTarget T = describeCopy(*Copy, Ctx);

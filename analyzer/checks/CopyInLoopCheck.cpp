@@ -1,6 +1,8 @@
 #include "CopyInLoopCheck.h"
-#include "DiscardedValue.h"
-#include "TorchMatchers.h"
+#include "analysis/DiscardedValue.h"
+#include "analysis/Mutations.h"
+#include "analysis/Parents.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/StmtCXX.h"
 
 using namespace clang::ast_matchers;
@@ -76,10 +78,9 @@ const Stmt *loopBody(const Stmt &Loop) {
 bool changesMember(const Expr &Use, ASTContext &Ctx) {
   DynTypedNode Cur = DynTypedNode::create(Use);
   for (int Depth = 0; Depth < 16; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
+    DynTypedNode P = parentOf(Cur, Ctx);
+    if (P.getNodeKind().isNone())
       return false;
-    const DynTypedNode &P = Parents[0];
     const Expr *Child = Cur.get<Expr>();
     if (const auto *VD = P.get<VarDecl>())
       return VD->getType()->isReferenceType() &&
@@ -112,16 +113,15 @@ bool changesMember(const Expr &Use, ASTContext &Ctx) {
       if (!MD || !MD->getIdentifier())
         return false;
       llvm::StringRef N = MD->getName();
-      if (N.ends_with("_") || N == "push_back" || N == "emplace_back" ||
+      if (isInPlaceName(MD) || N == "push_back" || N == "emplace_back" ||
           N == "insert" || N == "erase" || N == "clear" || N == "resize" ||
           N == "assign" || N == "swap" || N == "pop_back" || N == "emplace" ||
           N == "set_data" || N == "set_requires_grad")
         return true;
-      auto Up = Ctx.getParents(P);
-      const auto *Call = Up.empty() ? nullptr : Up[0].get<CXXMemberCallExpr>();
-      if (!Call || N != "at")
+      DynTypedNode Up = parentOf(P, Ctx);
+      if (!Up.get<CXXMemberCallExpr>() || N != "at")
         return false; // a read (to(), size(), a view read once)
-      Cur = Up[0];
+      Cur = Up;
       continue;
     }
     if (const auto *Call = llvm::dyn_cast<CallExpr>(PE)) {
@@ -152,14 +152,10 @@ bool CopyInLoopCheck::memberUnchanged(const FieldDecl &F, const Stmt &Loop,
   auto This = cxxThisExpr().bind("this");
   for (const BoundNodes &N : match(findAll(This), Loop, Ctx)) {
     const auto *T = N.getNodeAs<CXXThisExpr>("this");
-    auto Parents = Ctx.getParents(*T);
-    const DynTypedNode *P = Parents.empty() ? nullptr : &Parents[0];
-    while (P && P->get<ImplicitCastExpr>()) {
-      auto Up = Ctx.getParents(*P);
-      P = Up.empty() ? nullptr : &Up[0];
-      Parents = Up;
-    }
-    const auto *ME = P ? P->get<MemberExpr>() : nullptr;
+    DynTypedNode P = parentOf(*T, Ctx);
+    while (P.get<ImplicitCastExpr>())
+      P = parentOf(P, Ctx);
+    const auto *ME = P.get<MemberExpr>();
     if (!ME)
       return false; // `this` handed somewhere
     if (const auto *MD = llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl())) {
@@ -270,17 +266,15 @@ bool CopyInLoopCheck::resultMutated(const Expr &Call, LoopInvariance &Inv,
                                     ASTContext &Ctx) {
   DynTypedNode Cur = DynTypedNode::create(Call);
   for (int Depth = 0; Depth < 6; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      return false;
-    if (const auto *VD = Parents[0].get<VarDecl>())
+    DynTypedNode P = parentOf(Cur, Ctx);
+    if (const auto *VD = P.get<VarDecl>())
       return Inv.isMutatedInLoop(VD);
-    const auto *E = Parents[0].get<Expr>();
+    const auto *E = P.get<Expr>();
     if (!E ||
         !llvm::isa<ImplicitCastExpr, MaterializeTemporaryExpr,
                    CXXBindTemporaryExpr, ExprWithCleanups, CXXConstructExpr>(E))
       return false;
-    Cur = Parents[0];
+    Cur = P;
   }
   return false;
 }

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "DevcopyCheck.h"
-#include "LoopFacts.h"
+#include "analysis/LoopFacts.h"
 
 namespace clang::tidy::devcopy {
 

@@ -1,7 +1,8 @@
 #include "CreateThenMoveCheck.h"
-#include "LoopFacts.h"
-#include "SafeFixes.h"
-#include "TorchMatchers.h"
+#include "analysis/LoopFacts.h"
+#include "analysis/Parents.h"
+#include "analysis/SafeFixes.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -119,12 +120,11 @@ const Expr *deviceArgument(const CXXMemberCallExpr &Move) {
 const Stmt *statementOf(const DynTypedNode &Node, ASTContext &Ctx) {
   DynTypedNode Cur = Node;
   for (int Depth = 0; Depth < 64; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
+    Cur = parentOf(Cur, Ctx);
+    if (Cur.getNodeKind().isNone())
       return nullptr;
-    if (const auto *S = Parents[0].get<Stmt>(); S && !llvm::isa<Expr>(S))
+    if (const auto *S = Cur.get<Stmt>(); S && !llvm::isa<Expr>(S))
       return S;
-    Cur = Parents[0];
   }
   return nullptr;
 }
@@ -148,9 +148,9 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv,
     return false;
   // `v = v.to(d)`: the move's result replaces the host tensor.
   const Expr *Back = nullptr;
-  auto Parents = Ctx.getParents(Move);
-  for (int Depth = 0; Depth < 4 && !Parents.empty(); ++Depth) {
-    if (const auto *Op = Parents[0].get<CXXOperatorCallExpr>()) {
+  DynTypedNode Parent = parentOf(Move, Ctx);
+  for (int Depth = 0; Depth < 4 && !Parent.getNodeKind().isNone(); ++Depth) {
+    if (const auto *Op = Parent.get<CXXOperatorCallExpr>()) {
       if (Op->isAssignmentOp() && Op->getNumArgs() == 2)
         if (const auto *L = llvm::dyn_cast<DeclRefExpr>(
                 Op->getArg(0)->IgnoreParenImpCasts());
@@ -158,9 +158,9 @@ bool onlyFeedsMove(const VarDecl &Var, const DeclRefExpr &Recv,
           Back = L;
       break;
     }
-    if (!Parents[0].get<Expr>())
+    if (!Parent.get<Expr>())
       break;
-    Parents = Ctx.getParents(Parents[0]);
+    Parent = parentOf(Parent, Ctx);
   }
   const SourceManager &SM = Ctx.getSourceManager();
   auto Refs =
@@ -207,6 +207,159 @@ void CreateThenMoveCheck::registerCheckMatchers(MatchFinder *Finder) {
       this);
 }
 
+namespace {
+
+/// A factory's tensor made on the host and moved off it at once: what the
+/// diagnostic and its fix-it say.
+struct FactoryMove {
+  const CXXMemberCallExpr *Move = nullptr;
+  const CallExpr *Factory = nullptr;
+  const FunctionDecl *FD = nullptr;
+  const VarDecl *Var = nullptr; ///< the local that holds it until the move
+  llvm::SmallVector<const CXXMemberCallExpr *, 4> Links; ///< casts, views
+  CopyTarget T;
+  const Expr *Other = nullptr; ///< `to(other)`: another tensor's device
+  std::string NS;              ///< the factory's namespace ("torch", "at")
+  std::string Dev;             ///< what to pass for the device
+  bool PassOptions = false;    ///< Dev is a TensorOptions value to pass
+  bool HostList = false;       ///< `torch::tensor({c})`: a list on the host
+};
+
+/// The move of a host-made factory tensor to where the host is not (a
+/// CPU-fixed program's "device" is the host), or nothing to report.
+std::optional<FactoryMove> classify(const CXXMemberCallExpr &Move,
+                                    const VarDecl *Var, const DeclRefExpr *Ref,
+                                    TensorPlaces &Places, ASTContext &Ctx) {
+  FactoryMove M;
+  M.Move = &Move;
+  M.Var = Var;
+  if (Var && !onlyFeedsMove(*Var, *Ref, Move, Ctx))
+    return std::nullopt;
+  M.Factory = factoryRoot(
+      Var ? Var->getInit() : Move.getImplicitObjectArgument(), &M.Links);
+  M.FD = M.Factory ? M.Factory->getDirectCallee() : nullptr;
+  if (!M.FD)
+    return std::nullopt;
+  // Made on the host: no device in its options; `*_like(t)` with `t` there.
+  if (Places.ofTensor(M.Factory) != Place::Host ||
+      copiesHostValues(*M.Factory, Ctx))
+    return std::nullopt;
+  M.T = describeCopy(Move, Ctx);
+  const Expr *DevArg = M.T.Method == "to" ? deviceArgument(Move) : nullptr;
+  M.Other = M.T.LikeOther && writtenArgs(Move) == 1 ? Move.getArg(0) : nullptr;
+  if (M.T.Method == "to" && !DevArg && !M.Other)
+    return std::nullopt; // a dtype only
+  std::optional<Place> To = M.T.Method == "cuda"
+                                ? std::optional(Place::Accelerator)
+                            : M.Other ? std::optional(Places.ofTensor(M.Other))
+                                      : Places.deviceNamedBy(DevArg);
+  if (!To || *To == Place::Host)
+    return std::nullopt;
+
+  const auto *NSDecl =
+      dyn_cast<NamespaceDecl>(M.FD->getDeclContext()->getRedeclContext());
+  M.NS = NSDecl ? NSDecl->getName().str() : "torch";
+  // `.to(opts)` with a TensorOptions value: those options are what to pass.
+  const Expr *WrittenDev = DevArg ? ignoreConversions(DevArg) : nullptr;
+  M.PassOptions =
+      M.Other || (WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
+                  llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev));
+  M.Dev = M.T.Method == "cuda" ? M.NS + "::kCUDA"
+          : M.Other ? sourceText(ignoreConversions(M.Other), Ctx) + ".options()"
+                    : sourceText(WrittenDev, Ctx);
+  // torch::tensor({c}) builds its list on the host whatever its options say.
+  M.HostList =
+      M.FD->getName() == "tensor" && hasInitList(M.Factory->getArg(0), 1);
+  return M;
+}
+
+/// " (then 'unsqueeze()' there)", ", kept in 'v' until the move,".
+std::string via(const FactoryMove &M) {
+  std::string Via;
+  for (const CXXMemberCallExpr *L : M.Links)
+    Via += std::string(Via.empty() ? " (then '" : ", '") +
+           L->getMethodDecl()->getName().str() + "()'";
+  if (!Via.empty())
+    Via += " there)";
+  if (M.Var)
+    Via += ", kept in '" + M.Var->getNameAsString() + "' until the move,";
+  return Via;
+}
+
+std::string destination(const FactoryMove &M) {
+  return M.PassOptions && !M.Other ? "to the device of '" + M.Dev + "'"
+                                   : describeDestination(M.T);
+}
+
+/// What to write instead, also the fix-it's title.
+std::string suggestion(const FactoryMove &M) {
+  const std::string &NS = M.NS, &Dev = M.Dev;
+  if (M.HostList)
+    return "make it there with '" + NS + "::full({1}, value, " + NS +
+           "::TensorOptions().device(" + Dev + "))'";
+  if (M.PassOptions)
+    return "pass '" + Dev + "' to '" + NS + "::" + M.FD->getName().str() +
+           "()'";
+  return "create it there with '" + NS + "::TensorOptions().device(" + Dev +
+         ")'";
+}
+
+/// The device into the factory's options, `.to(...)` removed; casts and
+/// views stay and run on the device. Only for a plain `.to(device)` or
+/// `.cuda()`, with no macro, comment or directive in the way, and never two
+/// sets of options to merge (left to the reader).
+std::optional<llvm::SmallVector<FixItHint, 3>> fixesFor(const FactoryMove &M,
+                                                        ASTContext &Ctx) {
+  const CallExpr &Factory = *M.Factory;
+  const CXXMemberCallExpr &Move = *M.Move;
+  const int OptIdx = optionsParam(*M.FD);
+  if (OptIdx < 0 || M.HostList || M.Var || Factory.getBeginLoc().isMacroID() ||
+      Move.getEndLoc().isMacroID() ||
+      (M.T.Method == "to" && (writtenArgs(Move) != 1 || M.T.changesDType())))
+    return std::nullopt;
+  const Expr *OptArg = static_cast<unsigned>(OptIdx) < Factory.getNumArgs() &&
+                               !isa<CXXDefaultArgExpr>(Factory.getArg(OptIdx))
+                           ? Factory.getArg(OptIdx)
+                           : nullptr;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const LangOptions &LO = Ctx.getLangOpts();
+  const std::string &NS = M.NS, &Dev = M.Dev;
+  SourceLocation RecvEnd = Lexer::getLocForEndOfToken(
+      Move.getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
+  llvm::SmallVector<FixItHint, 3> Fixes;
+  if (OptArg) {
+    if (M.PassOptions)
+      return std::nullopt;
+    const Expr *Written = ignoreConversions(OptArg);
+    std::string Text = sourceText(Written, Ctx);
+    Text = isTensorOptionsType(Written->getType())
+               ? Text + ".device(" + Dev + ")"
+               : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
+    Fixes.push_back(
+        FixItHint::CreateReplacement(Written->getSourceRange(), Text));
+  } else {
+    // Every parameter before the options must be written to append it.
+    if (writtenArgs(Factory) != static_cast<unsigned>(OptIdx))
+      return std::nullopt;
+    std::string Text =
+        M.PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
+    if (OptIdx == 0)
+      Fixes.push_back(FixItHint::CreateInsertion(Factory.getRParenLoc(), Text));
+    else
+      Fixes.push_back(FixItHint::CreateInsertion(
+          Lexer::getLocForEndOfToken(Factory.getArg(OptIdx - 1)->getEndLoc(), 0,
+                                     SM, LO),
+          ", " + Text));
+  }
+  Fixes.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
+      RecvEnd, Lexer::getLocForEndOfToken(Move.getEndLoc(), 0, SM, LO))));
+  if (!areSafeFixes(Fixes, Ctx))
+    return std::nullopt;
+  return Fixes;
+}
+
+} // namespace
+
 void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
   const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move");
@@ -217,126 +370,23 @@ void CreateThenMoveCheck::checkMatch(const MatchFinder::MatchResult &Result) {
   // The read reported it (the walk visits the read before the move in it).
   if (!Move || ReadMoves.contains(Move))
     return;
-  llvm::SmallVector<const CXXMemberCallExpr *, 4> Links;
-  const auto *Var = Result.Nodes.getNodeAs<VarDecl>("var");
-  if (Var && !onlyFeedsMove(*Var, *Result.Nodes.getNodeAs<DeclRefExpr>("ref"),
-                            *Move, Ctx))
+  std::optional<FactoryMove> M =
+      classify(*Move, Result.Nodes.getNodeAs<VarDecl>("var"),
+               Result.Nodes.getNodeAs<DeclRefExpr>("ref"), places(Ctx), Ctx);
+  if (!M)
     return;
-  const CallExpr *Factory = factoryRoot(
-      Var ? Var->getInit() : Move->getImplicitObjectArgument(), &Links);
-  const FunctionDecl *FD = Factory ? Factory->getDirectCallee() : nullptr;
-  if (!FD)
-    return;
-  TensorPlaces &Places = places(Ctx);
-  // Made on the host (no device in its options; `*_like(t)` with `t` there),
-  // and sent where the host is not (the CPU-fixed program's "device" is).
-  if (Places.ofTensor(Factory) != Place::Host ||
-      copiesHostValues(*Factory, Ctx))
-    return;
-  CopyTarget T = describeCopy(*Move, Ctx);
-  const Expr *DevArg = T.Method == "to" ? deviceArgument(*Move) : nullptr;
-  // to(other): the device (and dtype) of another tensor.
-  const Expr *Other =
-      T.LikeOther && writtenArgs(*Move) == 1 ? Move->getArg(0) : nullptr;
-  if (T.Method == "to" && !DevArg && !Other)
-    return; // a dtype only
-  std::optional<Place> To = T.Method == "cuda"
-                                ? std::optional(Place::Accelerator)
-                            : Other ? std::optional(Places.ofTensor(Other))
-                                    : Places.deviceNamedBy(DevArg);
-  if (!To || *To == Place::Host)
-    return;
-
-  const auto *NSDecl =
-      dyn_cast<NamespaceDecl>(FD->getDeclContext()->getRedeclContext());
-  const std::string NS = NSDecl ? NSDecl->getName().str() : "torch";
-  // `.to(opts)` with a TensorOptions value: those options are what to pass.
-  const Expr *WrittenDev = DevArg ? ignoreConversions(DevArg) : nullptr;
-  const bool PassOptions =
-      Other || (WrittenDev && isTensorOptionsType(WrittenDev->getType()) &&
-                llvm::isa<DeclRefExpr, MemberExpr>(WrittenDev));
-  const std::string Dev =
-      T.Method == "cuda" ? NS + "::kCUDA"
-      : Other ? sourceText(ignoreConversions(Other), Ctx) + ".options()"
-              : sourceText(WrittenDev, Ctx);
-  std::string Via;
-  for (const CXXMemberCallExpr *L : Links)
-    Via += std::string(Via.empty() ? " (then '" : ", '") +
-           L->getMethodDecl()->getName().str() + "()'";
-  if (!Via.empty())
-    Via += " there)";
-  if (Var)
-    Via += ", kept in '" + Var->getNameAsString() + "' until the move,";
   std::optional<uint64_t> Bytes =
-      Links.empty() ? factoryBytes(*Factory, Ctx) : std::nullopt;
-  std::string Destination =
-      PassOptions ? "to the device of '" + Dev + "'" : describeDestination(T);
-  if (Other)
-    Destination = describeDestination(T);
-  // torch::tensor({c}) builds its list on the host whatever its options say.
-  const bool HostList =
-      FD->getName() == "tensor" && hasInitList(Factory->getArg(0), 1);
-  std::string Suggest =
-      HostList ? "make it there with '" + NS + "::full({1}, value, " + NS +
-                     "::TensorOptions().device(" + Dev + "))'"
-      : PassOptions
-          ? "pass '" + Dev + "' to '" + NS + "::" + FD->getName().str() + "()'"
-          : "create it there with '" + NS + "::TensorOptions().device(" + Dev +
-                ")'";
+      M->Links.empty() ? factoryBytes(*M->Factory, Ctx) : std::nullopt;
+  std::string Suggest = suggestion(*M);
   auto D = diag(Move->getExprLoc(),
                 "'%0::%1()' fills a new %5tensor on the host%6 and '%2()' "
                 "copies it %3 at once: "
                 "the tensor is written twice and crosses the bus; %4")
-           << NS << FD->getName() << T.Method << Destination << Suggest
-           << (Bytes ? formatBytes(*Bytes) + " " : std::string()) << Via;
-
-  // Fix-it: device into the options, `.to(...)` removed; casts and views
-  // stay and run on the device. Only for a plain `.to(device)` / `.cuda()`
-  // with no macro in the way.
-  const int OptIdx = optionsParam(*FD);
-  if (OptIdx < 0 || HostList || Var || Factory->getBeginLoc().isMacroID() ||
-      Move->getEndLoc().isMacroID() ||
-      (T.Method == "to" && (writtenArgs(*Move) != 1 || T.changesDType())))
-    return;
-  const Expr *OptArg = static_cast<unsigned>(OptIdx) < Factory->getNumArgs() &&
-                               !isa<CXXDefaultArgExpr>(Factory->getArg(OptIdx))
-                           ? Factory->getArg(OptIdx)
-                           : nullptr;
-  const SourceManager &SM = Ctx.getSourceManager();
-  const LangOptions &LO = Ctx.getLangOpts();
-  SourceLocation RecvEnd = Lexer::getLocForEndOfToken(
-      Move->getImplicitObjectArgument()->getEndLoc(), 0, SM, LO);
-  llvm::SmallVector<FixItHint, 3> Fixes;
-  if (OptArg) {
-    if (PassOptions)
-      return; // two sets of options to merge: left to the reader
-    const Expr *Written = ignoreConversions(OptArg);
-    std::string Text = sourceText(Written, Ctx);
-    Text = isTensorOptionsType(Written->getType())
-               ? Text + ".device(" + Dev + ")"
-               : NS + "::TensorOptions(" + Text + ").device(" + Dev + ")";
-    Fixes.push_back(
-        FixItHint::CreateReplacement(Written->getSourceRange(), Text));
-  } else {
-    // Every parameter before the options must be written to append it.
-    if (writtenArgs(*Factory) != static_cast<unsigned>(OptIdx))
-      return;
-    std::string Text =
-        PassOptions ? Dev : NS + "::TensorOptions().device(" + Dev + ")";
-    if (OptIdx == 0)
-      Fixes.push_back(
-          FixItHint::CreateInsertion(Factory->getRParenLoc(), Text));
-    else
-      Fixes.push_back(FixItHint::CreateInsertion(
-          Lexer::getLocForEndOfToken(Factory->getArg(OptIdx - 1)->getEndLoc(),
-                                     0, SM, LO),
-          ", " + Text));
-  }
-  Fixes.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
-      RecvEnd, Lexer::getLocForEndOfToken(Move->getEndLoc(), 0, SM, LO))));
-  // A comment or a directive in the removed text, or a macro edge: no fix.
-  if (areSafeFixes(Fixes, Ctx))
-    fix(D, Move->getExprLoc(), Suggest, Fixes);
+           << M->NS << M->FD->getName() << M->T.Method << destination(*M)
+           << Suggest << (Bytes ? formatBytes(*Bytes) + " " : std::string())
+           << via(*M);
+  if (std::optional<llvm::SmallVector<FixItHint, 3>> Fixes = fixesFor(*M, Ctx))
+    fix(D, Move->getExprLoc(), Suggest, *Fixes);
 }
 
 void CreateThenMoveCheck::checkOptionsRead(const CXXMemberCallExpr &Read,

@@ -1,5 +1,5 @@
 #include "DevcopyCheck.h"
-#include "Unevaluated.h"
+#include "analysis/Unevaluated.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Preprocessor.h"

@@ -16,7 +16,7 @@
 //     default); see fix().
 #pragma once
 
-#include "TensorPlace.h"
+#include "analysis/TensorPlace.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
 #include <memory>

@@ -1,7 +1,7 @@
 #include "DiscardedCopyCheck.h"
-#include "DiscardedValue.h"
-#include "SafeFixes.h"
-#include "TorchMatchers.h"
+#include "analysis/DiscardedValue.h"
+#include "analysis/SafeFixes.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 
 using namespace clang::ast_matchers;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "DevcopyCheck.h"
-#include "TorchMatchers.h"
+#include "analysis/TorchMatchers.h"
 
 namespace clang::tidy::devcopy {
 

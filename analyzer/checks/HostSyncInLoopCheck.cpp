@@ -1,7 +1,7 @@
 #include "HostSyncInLoopCheck.h"
-#include "DiscardedValue.h"
-#include "SyncElements.h"
-#include "TorchMatchers.h"
+#include "analysis/DiscardedValue.h"
+#include "analysis/SyncElements.h"
+#include "analysis/TorchMatchers.h"
 #include "clang-tidy/utils/ASTUtils.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 

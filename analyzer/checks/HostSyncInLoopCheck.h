@@ -2,10 +2,10 @@
 // iteration of a loop, in code where an accelerator is in play.
 #pragma once
 
-#include "CallSyncs.h"
 #include "DevcopyCheck.h"
-#include "LoopFacts.h"
-#include "SyncUse.h"
+#include "analysis/CallSyncs.h"
+#include "analysis/LoopFacts.h"
+#include "analysis/SyncUse.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 

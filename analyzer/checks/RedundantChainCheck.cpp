@@ -1,6 +1,6 @@
 #include "RedundantChainCheck.h"
-#include "SafeFixes.h"
-#include "TorchMatchers.h"
+#include "analysis/SafeFixes.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 
 using namespace clang::ast_matchers;

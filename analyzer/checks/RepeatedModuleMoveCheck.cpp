@@ -1,5 +1,7 @@
 #include "RepeatedModuleMoveCheck.h"
-#include "ModuleFacts.h"
+#include "RepeatedModuleMoveFacts.h"
+#include "analysis/Parents.h"
+#include "analysis/TorchModules.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include <algorithm>
@@ -11,7 +13,7 @@ namespace clang::tidy::devcopy {
 namespace {
 
 bool maySameTarget(const CopyTarget &A, const CopyTarget &B) {
-  return facts::maySameTarget(facts::fromCopy(A), facts::fromCopy(B));
+  return facts::maySameTarget(toFactsTarget(A), toFactsTarget(B));
 }
 
 /// Surely the same place: same known device, or the same spelling.
@@ -22,26 +24,6 @@ bool sameTarget(const CopyTarget &A, const CopyTarget &B) {
       (A.Device == DeviceKind::CPU || A.Device == DeviceKind::CUDA))
     return true;
   return A.DeviceText == B.DeviceText;
-}
-
-const FunctionDecl *enclosingFunction(const Stmt &S, ASTContext &Ctx) {
-  DynTypedNode Cur = DynTypedNode::create(S);
-  for (int Depth = 0; Depth < 512; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      return nullptr;
-    Cur = Parents[0];
-    if (const auto *FD = Cur.get<FunctionDecl>())
-      return FD;
-  }
-  return nullptr;
-}
-
-std::string joinNames(llvm::ArrayRef<const ValueDecl *> Path) {
-  std::string S;
-  for (const ValueDecl *D : Path)
-    S += (S.empty() ? "" : ".") + D->getNameAsString();
-  return S;
 }
 
 } // namespace
@@ -97,7 +79,8 @@ void RepeatedModuleMoveCheck::checkMatch(
   }
   const auto *Call = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move");
   if (Call)
-    addMove(*Call, enclosingFunction(*Call, *Ctx));
+    addMove(*Call, llvm::cast_or_null<FunctionDecl>(
+                       enclosingFunction(*Call, *Ctx, Lambdas::OfCaller).Fn));
 }
 
 void RepeatedModuleMoveCheck::addMove(const CXXMemberCallExpr &Call,
@@ -165,7 +148,7 @@ unsigned RepeatedModuleMoveCheck::line(const Expr *E) const {
 
 std::string RepeatedModuleMoveCheck::pathName(const Move &M) const {
   if (!M.Path.empty())
-    return joinNames(M.Path);
+    return objectPathName(M.Path);
   const auto *MD = llvm::dyn_cast<CXXMethodDecl>(M.Fn);
   return MD ? MD->getParent()->getNameAsString() : "this";
 }
@@ -176,18 +159,18 @@ bool RepeatedModuleMoveCheck::exclusive(const Move &A, const Move &B) {
   llvm::DenseMap<const Stmt *, const Stmt *> ChildOnPathA;
   DynTypedNode Cur = DynTypedNode::create(*A.Call);
   for (int Depth = 0; Depth < 256; ++Depth) {
-    auto Parents = Ctx->getParents(Cur);
-    if (Parents.empty() || !Parents[0].get<Stmt>())
+    DynTypedNode P = parentOf(Cur, *Ctx);
+    if (!P.get<Stmt>())
       break;
-    ChildOnPathA[Parents[0].get<Stmt>()] = Cur.get<Stmt>();
-    Cur = Parents[0];
+    ChildOnPathA[P.get<Stmt>()] = Cur.get<Stmt>();
+    Cur = P;
   }
   Cur = DynTypedNode::create(*B.Call);
   for (int Depth = 0; Depth < 256; ++Depth) {
-    auto Parents = Ctx->getParents(Cur);
-    if (Parents.empty() || !Parents[0].get<Stmt>())
+    DynTypedNode Parent = parentOf(Cur, *Ctx);
+    const Stmt *P = Parent.get<Stmt>();
+    if (!P)
       return false;
-    const Stmt *P = Parents[0].get<Stmt>();
     auto It = ChildOnPathA.find(P);
     if (It != ChildOnPathA.end()) {
       const Stmt *FromA = It->second, *FromB = Cur.get<Stmt>();
@@ -199,7 +182,7 @@ bool RepeatedModuleMoveCheck::exclusive(const Move &A, const Move &B) {
                FromB != CO->getCond();
       return false;
     }
-    Cur = Parents[0];
+    Cur = Parent;
   }
   return false;
 }
@@ -257,7 +240,7 @@ bool RepeatedModuleMoveCheck::checkSameFunction(
                  !sameTarget(Other->Target, Later.Target);
         }))
       continue;
-    std::string Name = joinNames(P1.size() > P2.size() ? P1 : P2);
+    std::string Name = objectPathName(P1.size() > P2.size() ? P1 : P2);
     std::string How;
     if (P1.size() < P2.size())
       How = ", together with its owner '" + pathName(*First) + "'";
@@ -330,7 +313,7 @@ bool RepeatedModuleMoveCheck::checkConstructorMove(const Move &M) {
   if (!First->Condition.empty() && First->Condition == M.Condition &&
       First->Negated != M.Negated)
     return false;
-  std::string Name = M.Path.empty() ? "" : joinNames(M.Path);
+  std::string Name = M.Path.empty() ? "" : objectPathName(M.Path);
   for (const FieldDecl *FD : Via)
     Name += (Name.empty() ? "" : ".") + FD->getNameAsString();
   if (Name.empty())

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "DevcopyCheck.h"
-#include "MoveFacts.h"
-#include "TorchMatchers.h"
+#include "analysis/TorchMatchers.h"
+#include "facts/MoveFacts.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <vector>
 

@@ -8,8 +8,8 @@
 // `torch::nn::Module&`. movedInside follows those stores, within this
 // translation unit, to a constructor's move. The rest of the check is
 // RepeatedModuleMoveCheck.cpp.
-#include "ModuleFacts.h"
 #include "RepeatedModuleMoveCheck.h"
+#include "analysis/TorchModules.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 

@@ -2,20 +2,34 @@
 // the others (facts::UnitFacts), and the moves it repeats from them, read from
 // the facts file of the last `devcopy analyze` run. The rest of the check, in
 // one unit, is RepeatedModuleMoveCheck.cpp.
-#include "ModuleFacts.h"
+#include "RepeatedModuleMoveFacts.h"
 #include "RepeatedModuleMoveCheck.h"
+#include "analysis/TorchModules.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ParentMap.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Path.h"
 
 namespace clang::tidy::devcopy {
 
-static std::string joinPath(llvm::ArrayRef<const ValueDecl *> Path) {
-  std::string S;
-  for (const ValueDecl *D : Path)
-    S += (S.empty() ? "" : ".") + D->getNameAsString();
-  return S;
+facts::Target toFactsTarget(const CopyTarget &T) {
+  static const char *const Names[] = {"", "cpu", "cuda", "other", "runtime"};
+  return {Names[static_cast<int>(T.Device)], T.DeviceText, T.DTypeText};
+}
+
+CopyTarget toCopyTarget(const facts::Target &T) {
+  CopyTarget C;
+  C.Method = "to";
+  C.Device = llvm::StringSwitch<DeviceKind>(T.Device)
+                 .Case("cpu", DeviceKind::CPU)
+                 .Case("cuda", DeviceKind::CUDA)
+                 .Case("other", DeviceKind::Other)
+                 .Case("runtime", DeviceKind::Runtime)
+                 .Default(DeviceKind::None);
+  C.DeviceText = T.DeviceText;
+  C.DTypeText = T.DType;
+  return C;
 }
 
 const ValueDecl *RepeatedModuleMoveCheck::registeredLocalField(
@@ -95,9 +109,9 @@ facts::UnitFacts RepeatedModuleMoveCheck::unitFacts() const {
     F.Line = SM.getExpansionLineNumber(Loc);
     F.Column = SM.getExpansionColumnNumber(Loc);
     F.Class = ClassName(M.Class);
-    F.Object = M.Path.empty() ? "this" : joinPath(M.Path);
+    F.Object = M.Path.empty() ? "this" : objectPathName(M.Path);
     F.Function = M.Fn->getQualifiedNameAsString();
-    F.To = facts::fromCopy(M.Target);
+    F.To = toFactsTarget(M.Target);
     F.Condition = M.Condition;
     F.Negated = M.Negated;
     F.Resolved = M.Resolved;
@@ -188,12 +202,61 @@ void RepeatedModuleMoveCheck::checkAcrossUnits(facts::UnitFacts &Unit) {
     if (!H)
       continue;
     diag(SM.getComposedLoc(SM.getMainFileID(), M.Offset), "%0")
-        << facts::message(M, *H);
+        << repeatedMoveMessage(M, *H);
     SourceLocation Note =
         locationIn(H->Unit->File, H->First->Line, H->First->Column);
     if (Note.isValid())
-      diag(Note, "%0", DiagnosticIDs::Note) << facts::noteMessage(M, *H);
+      diag(Note, "%0", DiagnosticIDs::Note) << repeatedMoveNote(M, *H);
   }
+}
+
+// ---- Messages ---------------------------------------------------------------
+
+/// "model.block.conv1": the object moved, then the members down to the one
+/// the constructor moved.
+static std::string movedName(const facts::Move &Later, const facts::Hit &H) {
+  std::string Name = Later.Object == "this" ? "" : Later.Object;
+  for (const auto *Members : {&H.Via, &H.First->Via})
+    for (const std::string &F : *Members)
+      Name += (Name.empty() ? "" : ".") + F;
+  return Name.empty() ? Later.Class : Name;
+}
+
+static std::string where(const facts::Hit &H) {
+  return llvm::sys::path::filename(H.Unit->File).str() + ":" +
+         std::to_string(H.First->Line);
+}
+
+std::string repeatedMoveMessage(const facts::Move &Later, const facts::Hit &H) {
+  if (H.First->ConstructorOf.empty())
+    return "module '" + movedName(Later, H) + "' is moved " +
+           describeDestination(toCopyTarget(Later.To)) +
+           " again; it was already moved in '" + H.First->Function + "' (" +
+           where(H) + "), which returns it, so its parameters " +
+           "are copied a second time and layers rebuilt in between are copied "
+           "twice (double " +
+           "VRAM while the first copies stay referenced); move it once, in '" +
+           H.First->Function + "' or here";
+  return "module '" + movedName(Later, H) + "' is moved " +
+         describeDestination(toCopyTarget(Later.To)) +
+         " again; it was already moved in the " + "constructor of '" +
+         H.First->ConstructorOf + "' (" + where(H) +
+         "), so its parameters are copied a second time and layers rebuilt in "
+         "between are "
+         "copied twice (double VRAM while the first copies stay referenced); "
+         "move the model "
+         "once, after it is fully built, and leave the device out of the "
+         "constructor of '" +
+         H.First->ConstructorOf + "'";
+}
+
+std::string repeatedMoveNote(const facts::Move &Later, const facts::Hit &H) {
+  if (H.First->ConstructorOf.empty())
+    return "'" + movedName(Later, H) + "' is first moved here, in '" +
+           H.First->Function + "', which returns it";
+  return "'" + movedName(Later, H) +
+         "' is first moved here, in the constructor of '" +
+         H.First->ConstructorOf + "'";
 }
 
 } // namespace clang::tidy::devcopy

@@ -2,7 +2,7 @@
 // cannot load clang-tidy plugins, so this is how editors get devcopy findings
 // (and their fix-its as quick fixes) while typing. Same options and behaviour
 // as clangd-19; the project's .clangd enables the devcopy-* checks.
-#include "ToolBanner.h"
+#include "common/ToolBanner.h"
 #include "llvm/Support/Compiler.h"
 
 #include <cstring>

@@ -1,4 +1,5 @@
 #include "CrossUnit.h"
+#include "checks/RepeatedModuleMoveFacts.h"
 
 #include <map>
 #include <set>
@@ -95,14 +96,14 @@ std::vector<Finding> joinFacts(const facts::FactsFile &all, SourceText &sources,
       Finding f;
       f.rule = kRule;
       f.level = rule ? std::string(rule->level) : "warning";
-      f.message = facts::message(m, *hit);
+      f.message = clang::tidy::devcopy::repeatedMoveMessage(m, *hit);
       f.where = {u.File, m.Offset};
       f.end = f.where;
       if (unit != directory.end())
         f.directory = unit->second;
       Note note;
       note.where = {hit->Unit->File, hit->First->Offset};
-      note.message = facts::noteMessage(m, *hit);
+      note.message = clang::tidy::devcopy::repeatedMoveNote(m, *hit);
       f.notes.push_back(std::move(note));
       out.push_back(std::move(f));
     }

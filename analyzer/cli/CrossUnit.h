@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "Finding.h"
-#include "MoveFacts.h"
 #include "Runner.h"
 #include "SourceText.h"
+#include "facts/MoveFacts.h"
 
 namespace devcopy::cli {
 

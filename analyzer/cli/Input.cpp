@@ -1,6 +1,6 @@
 #include "Input.h"
-#include "InputLimit.h"
-#include "NestingLimit.h"
+#include "common/InputLimit.h"
+#include "common/NestingLimit.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -7,7 +7,7 @@
 
 #include "Input.h"
 #include "LineFilter.h"
-#include "ToolBanner.h"
+#include "common/ToolBanner.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "Finding.h"
-#include "MoveFacts.h"
+#include "facts/MoveFacts.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 

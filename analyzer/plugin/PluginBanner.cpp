@@ -2,7 +2,7 @@
 // checks and `--version` adds devcopy's version, as devcopy-tidy does. The
 // plugin is loaded while clang-tidy parses its options (--load), so options
 // after --load see the banner. llvm::cl comes from clang-tidy-19's libLLVM.
-#include "ToolBanner.h"
+#include "common/ToolBanner.h"
 
 namespace {
 const bool Registered = (devcopy::addToolBanner(), true);

@@ -1,7 +1,7 @@
 // devcopy-tidy: clang-tidy 19 with the devcopy module linked in. Same options
 // as clang-tidy-19, so it also works as run-clang-tidy-19 -clang-tidy-binary.
-#include "ToolBanner.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
+#include "common/ToolBanner.h"
 #include "llvm/Support/Compiler.h"
 
 namespace clang::tidy {

@@ -5,7 +5,7 @@
 
 #include "fuzz_check.h"
 
-#include "MoveFacts.h"
+#include "facts/MoveFacts.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
                                       std::size_t size) {

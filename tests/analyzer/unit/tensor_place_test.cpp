@@ -1,8 +1,8 @@
-// Unit tests of TensorPlaces (analyzer/checks/TensorPlace.h) on mock-header
+// Unit tests of TensorPlaces (analyzer/analysis/TensorPlace.h) on mock-header
 // snippets. Each snippet marks what it asks with calls to host(e),
 // accelerator(e) or unknown(e); every marked expression is checked.
-#include "TensorPlace.h"
-#include "TorchMatchers.h"
+#include "analysis/TensorPlace.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"

@@ -1,4 +1,5 @@
 #include "DiscardedValue.h"
+#include "Parents.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
@@ -9,8 +10,9 @@ namespace {
 /// \p C in \p P is a statement whose value is dropped.
 bool discardedIn(const Stmt &P, const Stmt *C, ASTContext &Ctx) {
   if (const auto *CS = dyn_cast<CompoundStmt>(&P)) {
-    DynTypedNodeList Up = Ctx.getParents(P);
-    return !(Up.size() == 1 && Up[0].get<StmtExpr>() && CS->body_back() == C);
+    bool Shared = false;
+    const auto *SE = parentOf(P, Ctx, &Shared).get<StmtExpr>();
+    return !(SE && !Shared && CS->body_back() == C);
   }
   if (const auto *If = dyn_cast<IfStmt>(&P))
     return C == If->getThen() || C == If->getElse() || C == If->getInit();
@@ -35,9 +37,9 @@ bool discardedIn(const Stmt &P, const Stmt *C, ASTContext &Ctx) {
 bool isDiscardedValue(const Expr &E, ASTContext &Ctx) {
   const Stmt *Cur = &E;
   for (int Depth = 0; Depth < 64; ++Depth) {
-    DynTypedNodeList Parents = Ctx.getParents(*Cur);
-    const Stmt *P = Parents.size() == 1 ? Parents[0].get<Stmt>() : nullptr;
-    if (!P)
+    bool Shared = false;
+    const Stmt *P = parentOf(*Cur, Ctx, &Shared).get<Stmt>();
+    if (!P || Shared)
       return false;
     // What stands for the expression itself: `((x.cpu()));`, `[[likely]]`.
     if (isa<ParenExpr, ImplicitCastExpr, FullExpr, CXXBindTemporaryExpr,

@@ -2,7 +2,7 @@
 // configuration): LLVM's JSON and YAML parsers recurse once per nesting level,
 // so a hostile or corrupted file nested tens of thousands of levels deep
 // overflows the stack. Checked before any parser sees the text. Header-only:
-// the checks and the devcopy command both use it.
+// the facts and the devcopy command both use it.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"

@@ -2,7 +2,7 @@
 // configuration, shard files, cache entries): text is read with a size
 // limit, and a NUL byte (never in JSON or YAML) stops it at once, so
 // /dev/zero, /dev/urandom or an endless pipe give a one-line error instead of
-// filling memory. Header-only: the checks and the devcopy command both use it.
+// filling memory. Header-only: the facts and the devcopy command both use it.
 #pragma once
 
 #include <cstdint>

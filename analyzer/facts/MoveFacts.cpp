@@ -1,13 +1,11 @@
 #include "MoveFacts.h"
-#include "InputLimit.h"
-#include "NestingLimit.h"
+#include "common/InputLimit.h"
+#include "common/NestingLimit.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
 #include <mutex>
@@ -28,25 +26,6 @@ bool maySameTarget(const Target &A, const Target &B) {
     return false;
   auto Known = [](llvm::StringRef D) { return D == "cpu" || D == "cuda"; };
   return !(Known(A.Device) && Known(B.Device) && A.Device != B.Device);
-}
-
-Target fromCopy(const CopyTarget &T) {
-  static const char *const Names[] = {"", "cpu", "cuda", "other", "runtime"};
-  return {Names[static_cast<int>(T.Device)], T.DeviceText, T.DTypeText};
-}
-
-CopyTarget toCopy(const Target &T) {
-  CopyTarget C;
-  C.Method = "to";
-  C.Device = llvm::StringSwitch<DeviceKind>(T.Device)
-                 .Case("cpu", DeviceKind::CPU)
-                 .Case("cuda", DeviceKind::CUDA)
-                 .Case("other", DeviceKind::Other)
-                 .Case("runtime", DeviceKind::Runtime)
-                 .Default(DeviceKind::None);
-  C.DeviceText = T.DeviceText;
-  C.DTypeText = T.DType;
-  return C;
 }
 
 // ---- JSON -------------------------------------------------------------------
@@ -254,51 +233,6 @@ std::optional<Hit> Index::firstMove(const Move &Later,
   if (Walk(Later.Class, 0))
     return H;
   return std::nullopt;
-}
-
-std::string movedName(const Move &Later, const Hit &H) {
-  std::string Name = Later.Object == "this" ? "" : Later.Object;
-  for (const auto *Members : {&H.Via, &H.First->Via})
-    for (const std::string &F : *Members)
-      Name += (Name.empty() ? "" : ".") + F;
-  return Name.empty() ? Later.Class : Name;
-}
-
-static std::string where(const Hit &H) {
-  return llvm::sys::path::filename(H.Unit->File).str() + ":" +
-         std::to_string(H.First->Line);
-}
-
-std::string message(const Move &Later, const Hit &H) {
-  if (H.First->ConstructorOf.empty())
-    return "module '" + movedName(Later, H) + "' is moved " +
-           describeDestination(toCopy(Later.To)) +
-           " again; it was already moved in '" + H.First->Function + "' (" +
-           where(H) + "), which returns it, so its parameters " +
-           "are copied a second time and layers rebuilt in between are copied "
-           "twice (double " +
-           "VRAM while the first copies stay referenced); move it once, in '" +
-           H.First->Function + "' or here";
-  return "module '" + movedName(Later, H) + "' is moved " +
-         describeDestination(toCopy(Later.To)) +
-         " again; it was already moved in the " + "constructor of '" +
-         H.First->ConstructorOf + "' (" + where(H) +
-         "), so its parameters are copied a second time and layers rebuilt in "
-         "between are "
-         "copied twice (double VRAM while the first copies stay referenced); "
-         "move the model "
-         "once, after it is fully built, and leave the device out of the "
-         "constructor of '" +
-         H.First->ConstructorOf + "'";
-}
-
-std::string noteMessage(const Move &Later, const Hit &H) {
-  if (H.First->ConstructorOf.empty())
-    return "'" + movedName(Later, H) + "' is first moved here, in '" +
-           H.First->Function + "', which returns it";
-  return "'" + movedName(Later, H) +
-         "' is first moved here, in the constructor of '" +
-         H.First->ConstructorOf + "'";
 }
 
 // ---- Process-wide state -----------------------------------------------------

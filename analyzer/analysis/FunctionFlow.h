@@ -4,6 +4,7 @@
 // once per function and kept for the translation unit.
 #pragma once
 
+#include "Parents.h"
 #include "Sequence.h"
 #include "clang-tidy/utils/ExprSequence.h"
 #include "clang/AST/ASTContext.h"
@@ -13,14 +14,6 @@
 #include <memory>
 
 namespace clang::tidy::devcopy {
-
-/// The function, method or lambda whose body holds \p S, with that body; a
-/// null Fn outside any function.
-struct FunctionBody {
-  const Decl *Fn = nullptr;
-  const Stmt *Body = nullptr;
-};
-FunctionBody enclosingFunction(const Stmt &S, ASTContext &Ctx);
 
 /// \p S runs on every call of the function whose body is \p Body: no branch,
 /// loop, handler or lambda between them (the condition of an `if` and the

@@ -5,7 +5,9 @@
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include <string>
 
 namespace clang::tidy::devcopy {
 
@@ -15,6 +17,8 @@ namespace clang::tidy::devcopy {
 /// `.get()` and `.ptr()`. False for anything else (a call result, an element).
 bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path,
                 int Depth = 0);
+/// "model.enc": the names along an objectPath, joined with dots.
+std::string objectPathName(llvm::ArrayRef<const ValueDecl *> Path);
 
 /// The module class a member's type holds: Impl for a TORCH_MODULE holder,
 /// ModuleHolder<Impl>, std::shared_ptr<Impl>, Impl* or Impl itself; canonical.

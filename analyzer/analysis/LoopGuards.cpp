@@ -1,6 +1,7 @@
 // Which iterations of a loop run a statement under a branch: the guard
 // rules of LoopInvariance::runsOnTypicalIteration (see LoopFacts.h).
 #include "LoopFacts.h"
+#include "Parents.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -9,13 +10,6 @@
 #include "llvm/ADT/STLExtras.h"
 
 namespace clang::tidy::devcopy {
-
-namespace {
-const Expr *parentOf(const Expr *E, ASTContext &Ctx) {
-  auto Parents = Ctx.getParents(*E);
-  return Parents.empty() ? nullptr : Parents[0].get<Expr>();
-}
-} // namespace
 
 namespace {
 /// \p Branch leaves the loop whenever it runs: it is, or its block holds as
@@ -88,7 +82,7 @@ bool LoopInvariance::testsIterationData(const Expr *E, unsigned Depth,
 
 bool LoopInvariance::indexesInvariant(const DeclRefExpr *Ref) {
   const Expr *Cur = Ref;
-  for (const Expr *P = parentOf(Cur, Ctx); P; P = parentOf(Cur, Ctx)) {
+  for (const Expr *P = parentExpr(Cur, Ctx); P; P = parentExpr(Cur, Ctx)) {
     // Through conversions and braced lists: `t.index({Ellipsis, i})`.
     if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
                   CXXBindTemporaryExpr, InitListExpr,
@@ -156,8 +150,7 @@ bool LoopInvariance::takesCommonSide(const Expr *G, const Stmt *Branch) {
   // inequality, runs on the others.
   if (!Branch)
     return false;
-  auto Parents = Ctx.getParents(*Branch);
-  const auto *If = Parents.empty() ? nullptr : Parents[0].get<IfStmt>();
+  const auto *If = parentOf(*Branch, Ctx).get<IfStmt>();
   if (!If || If->getCond() != G)
     return false;
   bool Else = If->getElse() == Branch;

@@ -2,6 +2,7 @@
 // a constant and never assigned again is a constant, and the branch it rules
 // out never runs (`bool cpu_only = true; ... if (!cpu_only) device = kCUDA;`
 // leaves the device on the CPU). Split from TensorPlace.cpp (tensors).
+#include "Parents.h"
 #include "TensorPlace.h"
 #include "TensorPlaceDefinitions.h"
 #include "clang/AST/ASTContext.h"
@@ -66,17 +67,17 @@ std::optional<bool> TensorPlaces::constantCondition(const Expr *Cond) {
 bool TensorPlaces::inBranchNeverTaken(const Stmt &S) {
   DynTypedNode Cur = DynTypedNode::create(S);
   for (int Depth = 0; Depth < 256; ++Depth) {
-    DynTypedNodeList Parents = Ctx.getParents(Cur);
-    if (Parents.empty() || Parents[0].get<FunctionDecl>())
+    DynTypedNode P = parentOf(Cur, Ctx);
+    if (P.getNodeKind().isNone() || P.get<FunctionDecl>())
       return false;
-    if (const auto *If = Parents[0].get<IfStmt>()) {
+    if (const auto *If = P.get<IfStmt>()) {
       const Stmt *C = Cur.get<Stmt>();
       if (C && (C == If->getThen() || C == If->getElse()))
         if (std::optional<bool> V = constantCondition(If->getCond());
             V && C == (*V ? If->getElse() : If->getThen()))
           return true;
     }
-    Cur = Parents[0];
+    Cur = P;
   }
   return false;
 }

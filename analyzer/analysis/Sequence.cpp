@@ -1,4 +1,5 @@
 #include "Sequence.h"
+#include "Parents.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 
@@ -17,22 +18,7 @@ const Stmt *SequenceIndex::resolve(const Stmt *S) const {
 }
 
 llvm::SmallVector<const Stmt *, 1> SequenceIndex::parents(const Stmt *S) {
-  // The Stmt parents, through any Decl in between, in the plain AST (an
-  // InitListExpr's children have both of its forms as parents).
-  llvm::SmallVector<const Stmt *, 1> Result;
-  TraversalKindScope AsIs(*Ctx, TK_AsIs);
-  DynTypedNodeList Parents = Ctx->getParents(*S);
-  llvm::SmallVector<DynTypedNode, 1> Work(Parents.begin(), Parents.end());
-  while (!Work.empty()) {
-    DynTypedNode N = Work.pop_back_val();
-    if (const auto *P = N.get<Stmt>()) {
-      Result.push_back(P);
-    } else {
-      Parents = Ctx->getParents(N);
-      Work.append(Parents.begin(), Parents.end());
-    }
-  }
-  return Result;
+  return parentStmts(*S, *Ctx);
 }
 
 bool SequenceIndex::inRoot(const Stmt *S) {

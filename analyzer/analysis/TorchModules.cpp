@@ -1,4 +1,4 @@
-#include "ModuleFacts.h"
+#include "TorchModules.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/STLExtras.h"
@@ -6,6 +6,13 @@
 using namespace clang::ast_matchers;
 
 namespace clang::tidy::devcopy {
+
+std::string objectPathName(llvm::ArrayRef<const ValueDecl *> Path) {
+  std::string S;
+  for (const ValueDecl *D : Path)
+    S += (S.empty() ? "" : ".") + D->getNameAsString();
+  return S;
+}
 
 bool objectPath(const Expr *E, llvm::SmallVectorImpl<const ValueDecl *> &Path,
                 int Depth) {

@@ -1,4 +1,5 @@
 #include "Unevaluated.h"
+#include "Parents.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ExprConcepts.h"
@@ -33,10 +34,9 @@ bool unevaluatedIn(const DynTypedNode &P, const DynTypedNode &Child,
 bool isUnevaluated(const DynTypedNode &Node, ASTContext &Ctx) {
   DynTypedNode Cur = Node;
   for (int Depth = 0; Depth < 512; ++Depth) {
-    DynTypedNodeList Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
+    DynTypedNode P = parentOf(Cur, Ctx);
+    if (P.getNodeKind().isNone())
       return false;
-    const DynTypedNode &P = Parents[0];
     if (unevaluatedIn(P, Cur, Ctx))
       return true;
     // A function's body ends the walk (a lambda's goes on to its context).

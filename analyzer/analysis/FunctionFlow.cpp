@@ -8,24 +8,6 @@
 
 namespace clang::tidy::devcopy {
 
-FunctionBody enclosingFunction(const Stmt &S, ASTContext &Ctx) {
-  DynTypedNode Cur = DynTypedNode::create(S);
-  for (int Depth = 0; Depth < 1024; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      return {};
-    Cur = Parents[0];
-    if (const auto *L = Cur.get<LambdaExpr>())
-      return {L->getCallOperator(), L->getBody()};
-    if (const auto *FD = Cur.get<FunctionDecl>())
-      return {FD, FD->getBody()};
-    if (Cur.get<ObjCMethodDecl>() || Cur.get<BlockDecl>() ||
-        Cur.get<CapturedDecl>())
-      return {};
-  }
-  return {};
-}
-
 FunctionFlow::FunctionFlow(const FunctionBody &F, ASTContext &Ctx) {
   if (!F.Body)
     return;
@@ -81,26 +63,26 @@ bool FunctionFlow::conditionSequenced(const Stmt *Before,
   DynTypedNode Cur = DynTypedNode::create(*Before);
   const IfStmt *If = nullptr;
   for (int Depth = 0; Depth < 64 && !If; ++Depth) {
-    auto Parents = Ctx->getParents(Cur);
-    if (Parents.empty())
+    DynTypedNode P = parentOf(Cur, *Ctx);
+    if (P.getNodeKind().isNone())
       return false;
-    if (const auto *I = Parents[0].get<IfStmt>())
+    if (const auto *I = P.get<IfStmt>())
       If = I->getCond() == Cur.get<Stmt>() ? I : nullptr;
-    if (!Parents[0].get<Expr>() && !If)
+    if (!P.get<Expr>() && !If)
       return false;
-    Cur = Parents[0];
+    Cur = P;
   }
   if (!If)
     return false;
   Cur = DynTypedNode::create(*After);
   for (int Depth = 0; Depth < 256; ++Depth) {
-    auto Parents = Ctx->getParents(Cur);
-    if (Parents.empty())
+    DynTypedNode P = parentOf(Cur, *Ctx);
+    if (P.getNodeKind().isNone())
       return false;
-    if (Parents[0].get<IfStmt>() == If)
+    if (P.get<IfStmt>() == If)
       return Cur.get<Stmt>() == If->getThen() ||
              Cur.get<Stmt>() == If->getElse();
-    Cur = Parents[0];
+    Cur = P;
   }
   return false;
 }
@@ -113,19 +95,19 @@ bool FunctionFlow::shiftSequenced(const Stmt *Before, const Stmt *After) const {
   llvm::SmallPtrSet<const Stmt *, 16> Above;
   DynTypedNode Cur = DynTypedNode::create(*Before);
   for (int Depth = 0; Depth < 64; ++Depth) {
-    auto Parents = Ctx->getParents(Cur);
-    if (Parents.empty() || !Parents[0].get<Expr>())
+    DynTypedNode P = parentOf(Cur, *Ctx);
+    if (!P.get<Expr>())
       break;
-    Cur = Parents[0];
+    Cur = P;
     Above.insert(Cur.get<Stmt>());
   }
   const Stmt *Child = After;
   Cur = DynTypedNode::create(*After);
   for (int Depth = 0; Depth < 64; ++Depth) {
-    auto Parents = Ctx->getParents(Cur);
-    if (Parents.empty() || !Parents[0].get<Expr>())
+    DynTypedNode P = parentOf(Cur, *Ctx);
+    if (!P.get<Expr>())
       return false;
-    Cur = Parents[0];
+    Cur = P;
     const auto *Op = Cur.get<CXXOperatorCallExpr>();
     if (Op && Above.count(Op))
       return (Op->getOperator() == OO_LessLess ||
@@ -166,10 +148,9 @@ bool FunctionFlow::runsWheneverCalled(const Stmt &S) {
 bool runsOnEveryCall(const Stmt &S, const Stmt &Body, ASTContext &Ctx) {
   DynTypedNode Cur = DynTypedNode::create(S);
   for (int Depth = 0; Depth < 256; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
+    DynTypedNode P = parentOf(Cur, Ctx);
+    if (P.getNodeKind().isNone())
       return false;
-    const DynTypedNode &P = Parents[0];
     const Stmt *PS = P.get<Stmt>();
     if (PS == &Body)
       return true;

@@ -2,8 +2,9 @@
 // tensor's place is unknown (the file, or the function around the loop,
 // works with an accelerator). Split from HostSyncInLoopCheck.cpp.
 #include "HostSyncInLoopCheck.h"
-#include "SyncElements.h"
-#include "TorchMatchers.h"
+#include "analysis/Parents.h"
+#include "analysis/SyncElements.h"
+#include "analysis/TorchMatchers.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -158,18 +159,7 @@ bool HostSyncInLoopCheck::acceleratorInPlay(const Stmt &Loop, const Expr *Recv,
   if (fileUsesDevice(Ctx))
     return true;
   // The outermost function around the loop (a lambda belongs to its caller).
-  const Decl *Fn = nullptr;
-  DynTypedNode Cur = DynTypedNode::create(Loop);
-  for (int Depth = 0; Depth < 512; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
-      break;
-    Cur = Parents[0];
-    if (const auto *FD = Cur.get<FunctionDecl>()) {
-      Fn = FD;
-      break;
-    }
-  }
+  const Decl *Fn = enclosingFunction(Loop, Ctx, Lambdas::OfCaller).Fn;
   if (!Fn)
     return false;
   // A device that arrives from outside (a parameter, a member) is chosen by

@@ -1,4 +1,6 @@
 #include "LoopFacts.h"
+#include "Mutations.h"
+#include "Parents.h"
 #include "TorchMatchers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
@@ -9,32 +11,6 @@ namespace clang::tidy::devcopy {
 
 namespace {
 
-const Stmt *firstParentStmt(const DynTypedNode &N, ASTContext &Ctx,
-                            DynTypedNode *Out) {
-  auto Parents = Ctx.getParents(N);
-  if (Parents.empty())
-    return nullptr;
-  *Out = Parents[0];
-  return Out->get<Stmt>();
-}
-
-/// The parent expression of \p E, or null.
-const Expr *parentExpr(const Expr *E, ASTContext &Ctx) {
-  auto Parents = Ctx.getParents(*E);
-  return Parents.empty() ? nullptr : Parents[0].get<Expr>();
-}
-
-bool isInPlaceName(const NamedDecl *D) {
-  return D && D->getIdentifier() && D->getName().size() > 1 &&
-         D->getName().ends_with("_");
-}
-
-bool isDeviceValue(QualType T) {
-  const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && RD->getIdentifier() &&
-         (RD->getName() == "Device" || RD->getName() == "TensorOptions");
-}
-
 /// Value types whose methods only compute from their operands.
 bool isPureValueType(QualType T) {
   if (isTensorType(T))
@@ -43,47 +19,6 @@ bool isPureValueType(QualType T) {
   return RD && RD->getIdentifier() &&
          (RD->getName() == "Device" || RD->getName() == "TensorOptions" ||
           RD->getName() == "ArrayRef" || RD->getName() == "IntArrayRef");
-}
-
-/// \p Ref, or a view of it (x[i], x.narrow(...), x.index(...): tensors sharing
-/// its storage), is changed by an in-place method or an assignment to the view.
-bool changedInPlace(const Expr *Ref, ASTContext &Ctx) {
-  const Expr *Cur = Ref;
-  for (int Depth = 0; Cur && Depth < 16; ++Depth) {
-    const Expr *P = parentExpr(Cur, Ctx);
-    if (!P)
-      return false;
-    if (llvm::isa<ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr,
-                  CXXBindTemporaryExpr>(P)) {
-      Cur = P;
-      continue;
-    }
-    if (const auto *ME = llvm::dyn_cast<MemberExpr>(P)) {
-      const auto *Call =
-          llvm::dyn_cast_or_null<CXXMemberCallExpr>(parentExpr(ME, Ctx));
-      if (!Call || Call->getCallee() != ME)
-        return false;
-      if (isInPlaceName(ME->getMemberDecl()))
-        return true;
-      if (!isTensorType(Call->getType()))
-        return false;
-      Cur = Call;
-      continue;
-    }
-    if (const auto *Op = llvm::dyn_cast<CXXOperatorCallExpr>(P)) {
-      if (Op->getNumArgs() == 0 ||
-          Op->getArg(0)->IgnoreParenImpCasts() != Cur->IgnoreParenImpCasts())
-        return false;
-      if (Op->isAssignmentOp())
-        return true;
-      if (Op->getOperator() == OO_Subscript && isTensorType(Op->getType())) {
-        Cur = Op;
-        continue;
-      }
-    }
-    return false;
-  }
-  return false;
 }
 
 } // namespace
@@ -101,8 +36,8 @@ std::optional<EnclosingLoop> findEnclosingLoop(const Stmt &S, ASTContext &Ctx,
   };
   DynTypedNode Child = DynTypedNode::create(S);
   for (int Depth = 0; Depth < 256; ++Depth) {
-    DynTypedNode ParentNode;
-    const Stmt *P = firstParentStmt(Child, Ctx, &ParentNode);
+    DynTypedNode ParentNode = parentOf(Child, Ctx);
+    const Stmt *P = ParentNode.get<Stmt>();
     const Stmt *C = Child.get<Stmt>();
     if (!P) {
       // A declaration: keep climbing through variables (`auto v = x.item();`),
@@ -229,10 +164,9 @@ const Stmt &LoopInvariance::scopeOf(const Expr *Ref) {
   DynTypedNode Cur = DynTypedNode::create(*Ref);
   const Stmt *Scope = Ref;
   for (int Depth = 0; Depth < 64; ++Depth) {
-    auto Parents = Ctx.getParents(Cur);
-    if (Parents.empty())
+    DynTypedNode P = parentOf(Cur, Ctx);
+    if (P.getNodeKind().isNone())
       break;
-    const DynTypedNode &P = Parents[0];
     if (const auto *S = P.get<Stmt>()) {
       if (llvm::isa<CXXForRangeStmt>(S) && llvm::isa<DeclStmt>(Scope))
         return *S; // the range: `for (auto &e : x) e.add_(1)` changes x
@@ -255,26 +189,13 @@ bool LoopInvariance::refMutates(const DeclRefExpr *Ref) {
     Use = P;
     P = parentExpr(P, Ctx);
   }
-  if (isDeviceValue(VD->getType())) {
-    // Every `t.to(device)` binds `device` to TensorOptions'
-    // forwarding-reference constructor, which ExprMutationAnalyzer takes for a
-    // mutation. A Device or TensorOptions changes by assignment or a non-const
-    // method (set_index).
-    if (const auto *Op = llvm::dyn_cast_or_null<CXXOperatorCallExpr>(P))
-      return Op->isAssignmentOp() &&
-             Op->getArg(0)->IgnoreParenImpCasts() == Ref;
-    if (const auto *ME = llvm::dyn_cast_or_null<MemberExpr>(P))
-      if (const auto *MD = llvm::dyn_cast<CXXMethodDecl>(ME->getMemberDecl()))
-        return !MD->isConst() && !MD->isStatic();
-    return false;
-  }
+  if (isDeviceValue(VD->getType()))
+    return changesDeviceValue(*Ref, Ctx);
   // A reference bound to it: what is done through the reference counts.
-  auto Parents = Ctx.getParents(*Use);
-  if (!Parents.empty())
-    if (const auto *Alias = Parents[0].get<VarDecl>();
-        Alias && Alias->getType()->isReferenceType() &&
-        !Alias->getType().getNonReferenceType().isConstQualified())
-      return isMutatedInLoop(Alias);
+  if (const auto *Alias = parentOf(*Use, Ctx).get<VarDecl>();
+      Alias && Alias->getType()->isReferenceType() &&
+      !Alias->getType().getNonReferenceType().isConstQualified())
+    return isMutatedInLoop(Alias);
   // An element read through a container's non-const operator[]
   // (`targets[b][i]` of a `std::vector<Tensor>`, `labels[i] == kind` of a
   // `std::array<int, N>&`): the container changes only where that element

@@ -10,9 +10,9 @@
 // format (versioned JSON) is documented in docs/facts-file.md.
 //
 // Nothing here needs an AST: the join is a hash lookup per unresolved move.
+// What the rule says of a hit is the check's (RepeatedModuleMoveFacts.h).
 #pragma once
 
-#include "TorchMatchers.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -41,8 +41,6 @@ struct Target {
 /// the other changes the device, not to two different dtypes, and not to
 /// provably different devices.
 bool maySameTarget(const Target &A, const Target &B);
-Target fromCopy(const CopyTarget &T);
-CopyTarget toCopy(const Target &T);
 
 /// One Module::to call in a unit's main file.
 struct Move {
@@ -121,13 +119,6 @@ private:
   llvm::StringMap<std::vector<std::pair<const UnitFacts *, const Move *>>>
       Returns;
 };
-
-/// The diagnostic and its note for a move repeated across units.
-std::string message(const Move &Later, const Hit &H);
-std::string noteMessage(const Move &Later, const Hit &H);
-/// "model.block.conv1": the object moved, then the members down to the one
-/// the constructor moved.
-std::string movedName(const Move &Later, const Hit &H);
 
 /// `devcopy analyze` installs a sink; the check hands it each unit's facts.
 /// Unset everywhere else (then the check reads a facts file instead).

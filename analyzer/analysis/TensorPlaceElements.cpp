@@ -4,6 +4,7 @@
 // A container is only trusted when every use of it is one of the shapes below
 // (a read, an insertion, an element assignment); any other use may write to
 // it through a reference and makes its elements unknown.
+#include "Parents.h"
 #include "TensorPlace.h"
 #include "TensorPlaceDefinitions.h"
 #include "TorchMatchers.h"
@@ -28,14 +29,15 @@ bool isNonConstLValueRef(QualType T) {
          !T.getNonReferenceType().isConstQualified();
 }
 
-/// The nearest parent of \p E that is not a paren or an implicit node.
-DynTypedNode parentOf(const Stmt *E, ASTContext &Ctx) {
+/// The nearest parent of \p E that is not a paren or an implicit node; none
+/// where the AST shares a node on the way.
+DynTypedNode parentPastImplicit(const Stmt *E, ASTContext &Ctx) {
   DynTypedNode Node = DynTypedNode::create(*E);
   for (int Depth = 0; Depth < 16; ++Depth) {
-    auto Parents = Ctx.getParents(Node);
-    if (Parents.size() != 1)
+    bool Shared = false;
+    Node = parentOf(Node, Ctx, &Shared);
+    if (Node.getNodeKind().isNone() || Shared)
       return {};
-    Node = Parents[0];
     const auto *P = Node.get<Expr>();
     if (!P || !(llvm::isa<ParenExpr, ImplicitCastExpr, MaterializeTemporaryExpr,
                           CXXBindTemporaryExpr, ExprWithCleanups>(P)))
@@ -48,7 +50,7 @@ DynTypedNode parentOf(const Stmt *E, ASTContext &Ctx) {
 /// write to it behind the analysis' back: bound to a non-const reference,
 /// passed to one, or its address taken.
 bool mayAlias(const Expr *E, ASTContext &Ctx) {
-  DynTypedNode Parent = parentOf(E, Ctx);
+  DynTypedNode Parent = parentPastImplicit(E, Ctx);
   if (!Parent.get<Stmt>() && !Parent.get<Decl>())
     return true; // no single parent (a template's pattern): assume the worst
   if (const auto *VD = Parent.get<VarDecl>())
@@ -178,9 +180,9 @@ Place TensorPlaces::variableElements(const VarDecl *VD, unsigned Depth) {
 std::optional<Place> TensorPlaces::writtenElements(const VarDecl *VD,
                                                    const Expr *Ref,
                                                    unsigned Depth) {
-  DynTypedNode Parent = parentOf(Ref, Ctx);
+  DynTypedNode Parent = parentPastImplicit(Ref, Ctx);
   if (const auto *ME = Parent.get<MemberExpr>()) {
-    const auto *MC = parentOf(ME, Ctx).get<CXXMemberCallExpr>();
+    const auto *MC = parentPastImplicit(ME, Ctx).get<CXXMemberCallExpr>();
     const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
     if (!MD || !MD->getIdentifier())
       return Place::Unknown;
@@ -231,7 +233,7 @@ std::optional<Place> TensorPlaces::writtenElements(const VarDecl *VD,
 /// of `v[i] = t`, nothing for a read.
 std::optional<Place> TensorPlaces::writtenElement(const Expr *Access,
                                                   unsigned Depth) {
-  DynTypedNode Parent = parentOf(Access, Ctx);
+  DynTypedNode Parent = parentPastImplicit(Access, Ctx);
   if (const auto *Op = Parent.get<CXXOperatorCallExpr>();
       Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
       Op->getArg(0)->IgnoreParenImpCasts() == Access)
