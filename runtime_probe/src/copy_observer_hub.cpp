@@ -5,6 +5,7 @@
 #include "copy_observer_hub.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 namespace devcopy {
@@ -276,8 +277,12 @@ c10::DeleterFnPtr Hub::freed(void *context) {
   }
   // Outside the lock: a front end may be asked where this thread stands,
   // and a lazy watch() names its model for the finding.
-  if (!in_statement(*t))
+  if (!in_statement(*t)) {
+    static const bool debug = std::getenv("DEVCOPY_STACK_DEBUG") != nullptr;
+    if (debug)
+      std::fprintf(stderr, "devcopy: a copy freed outside its statement\n");
     return t->deleter;
+  }
   if (t->unnamed_src && lazy_.load(std::memory_order_relaxed))
     name_lazily();
   std::lock_guard<std::mutex> lock(mu_);

@@ -183,6 +183,10 @@ bool same_line(std::uintptr_t a, std::uintptr_t b) {
   if (!state() || a == b)
     return true;
   const int la = own_line(a), lb = own_line(b);
+  static const bool debug = std::getenv("DEVCOPY_STACK_DEBUG") != nullptr;
+  if (debug && la != lb)
+    std::fprintf(stderr, "devcopy: made on line %d, freed on line %d\n", la,
+                 lb);
   return la == 0 || lb == 0 || la == lb;
 }
 

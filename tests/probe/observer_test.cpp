@@ -37,15 +37,31 @@ struct OffloadNetImpl : torch::nn::Module {
   enum class Offload { none, discarded, kept };
   torch::Tensor forward(torch::Tensor x, Offload offload,
                         std::vector<torch::Tensor> *kept = nullptr) {
+    switch (offload) {
+    case Offload::discarded:
+      return run<Offload::discarded>(x, kept);
+    case Offload::kept:
+      return run<Offload::kept>(x, kept);
+    default:
+      return run<Offload::none>(x, kept);
+    }
+  }
+
+private:
+  // One function per variant: an optimizer may merge two branches' copy
+  // temporaries into one destructor call (GCC 13 does), and a free on
+  // another statement's line reads as a stored copy.
+  template <Offload O>
+  torch::Tensor run(torch::Tensor x, std::vector<torch::Tensor> *kept) {
     torch::Tensor prev = x;
     for (std::size_t i = 0; i < layers->size(); ++i) {
       devcopy::ModuleScope scope("layers." + std::to_string(i));
       x = torch::relu(layers[i]->as<torch::nn::Linear>()->forward(prev));
       // The seed's `prev.to('cpu', non_blocking=True)`; copy=true so that it
       // copies on a CPU-only machine too.
-      if (offload == Offload::discarded)
+      if constexpr (O == Offload::discarded)
         prev.to(torch::kCPU, /*non_blocking=*/true, /*copy=*/true);
-      if (offload == Offload::kept)
+      if constexpr (O == Offload::kept)
         kept->push_back(prev.to(torch::kCPU, true, true));
       prev = x;
     }
