@@ -6,10 +6,14 @@ import ast
 from ._imports import loaders_by_text, loaders_of_file, returns_by_text, returns_of_file
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
-                     const_str, is_device_name, place_of, returns_tensor, string_place)
+                     const_str, dotted, is_device_name, place_of, returns_tensor, string_place)
 
 # Calls that pass a value through unchanged, for how a read value is used.
 TRANSPARENT = frozenset("float int bool round abs str repr format len".split())
+# Tests of a host number whose answer the enclosing expression uses as it
+# would the number (`if not math.isfinite(loss.item()):` is a condition).
+_NUMBER_TESTS = frozenset(("math.isfinite", "math.isnan", "math.isinf",
+                           "numpy.isfinite", "numpy.isnan", "numpy.isinf"))
 
 
 _NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
@@ -158,7 +162,8 @@ class Expressions:
             else:
                 recv = self.expr(f)
         name = q or meth or (f.id if isinstance(f, ast.Name) else None)
-        transparent = isinstance(f, ast.Name) and f.id in TRANSPARENT
+        transparent = isinstance(f, ast.Name) and f.id in TRANSPARENT or \
+            (q or dotted(f)) in _NUMBER_TESTS  # math is not among the tracked imports
         if not transparent:
             self.uses.append(("call", name, n))
         for a in n.args:

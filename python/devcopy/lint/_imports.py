@@ -169,10 +169,22 @@ _MOVER = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
                     r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+return\s+(\w+)\.(cuda|to)\(", re.M)
 
 
+# `def to_var(x): if torch.cuda.is_available(): x = x.cuda()` then `return
+# x` or `return Variable(x, ...)`: the argument moved when there is a device.
+_MOVER_IF = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
+                       r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+if\b[^\n]*:[ \t]*\n"
+                       r"[ \t]+(\w+)\s*=\s*(\w+)\.(cuda|to)\([^\n]*\n"
+                       r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+return\s+(?:Variable\()?(\w+)\b", re.M)
+
+
 def movers_by_text(text):
     """{function: method} for functions that only hand back their first
     argument moved (`def cuda(t, flag): return t.cuda() if flag else t`)."""
-    return {m.group(1): m.group(4) for m in _MOVER.finditer(text) if m.group(2) == m.group(3)}
+    out = {m.group(1): m.group(4) for m in _MOVER.finditer(text) if m.group(2) == m.group(3)}
+    for m in _MOVER_IF.finditer(text):
+        if m.group(2) == m.group(3) == m.group(4) == m.group(6):
+            out.setdefault(m.group(1), m.group(5))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)

@@ -6,7 +6,7 @@ nothing the host needs on that iteration: the counts can be taken on the
 device and read once."""
 import ast
 
-from ._results import saved
+from ._results import returned, saved
 
 # Builtins that compute from their arguments and hand the result back.
 _PURE_BUILTINS = frozenset("float int len sum max min abs round range enumerate zip list tuple sorted "
@@ -139,8 +139,7 @@ def _terminal(walk, loop, fn, params, s, tainted):
         base = value.func.value
         while isinstance(base, ast.Subscript):
             base = base.value
-        if not isinstance(base, ast.Name) or base.id in params or _returned_whole(fn, base.id) or \
-                saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id):
+        if not isinstance(base, ast.Name) or base.id in params or _kept_whole(walk, fn, loop, base.id):
             return "stop"
         if any(isinstance(a, ast.Dict) for a in value.args):
             return "stop"  # rows.append({'segment': s, 'output': out[j]}): a record of results
@@ -155,10 +154,16 @@ def _table(walk, loop, fn, params, target):
     base = target.value
     while isinstance(base, ast.Subscript):
         base = base.value
-    if not isinstance(base, ast.Name) or base.id in params or _returned_whole(fn, base.id) or \
-            saved(fn, loop, base.id) or _handed_on(walk, fn, loop, base.id):
+    if not isinstance(base, ast.Name) or base.id in params or _kept_whole(walk, fn, loop, base.id):
         return "stop"
     return "total"
+
+
+def _kept_whole(walk, fn, loop, name):
+    """A list returned, saved or handed on whole after the loop, joined
+    into one array or not: per-sample results, not material for a total."""
+    return any(_returned_whole(fn, n) or saved(fn, loop, n) or _handed_on(walk, fn, loop, n)
+               for n in joined(fn, loop, name))
 
 
 def _handed_on(walk, fn, loop, name):
@@ -172,6 +177,41 @@ def _handed_on(walk, fn, loop, name):
 
 
 _REDUCERS = frozenset("mean sum average median nanmean nansum std var max min len float".split())
+# Calls that join a list of batches into one array, every value kept.
+_JOINS = frozenset("concatenate concat vstack hstack stack cat array asarray list".split())
+
+
+def joined(fn, loop, name):
+    """`name` and the names bound after the loop to it joined whole
+    (`res = np.vstack(results)`, `y = torch.cat(ys)`), transitively."""
+    names, grew = {name}, True
+    after = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno > loop.node.end_lineno]
+    while grew:
+        grew = False
+        for n in after:
+            v = n.value
+            if isinstance(v, ast.Call) and v.args:
+                f = v.func
+                callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                v = v.args[0] if callee in _JOINS else None
+            if not (isinstance(v, ast.Name) and v.id in names):
+                continue
+            for t in n.targets:
+                if isinstance(t, ast.Name) and t.id not in names:
+                    names.add(t.id)
+                    grew = True
+    return names
+
+
+def results_whole(fn, loop, name):
+    """A list filled in the loop that, joined or not, is returned or saved
+    (`res = np.vstack(results)`, then `return self.predict_func(res)`): the
+    per-sample results themselves, which the host needs. One only handed to
+    a metric after the loop is not: the batches could be joined on the
+    device and read once."""
+    if fn is None:
+        return False
+    return any(returned(fn, n) or saved(fn, loop, n) for n in joined(fn, loop, name))
 
 
 def _returned_whole(fn, name):

@@ -107,9 +107,9 @@ def _root(walk, node):
         if type(node) is ast.Subscript and _new_axes(node):
             node = node.value
             continue
-        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub) and \
+        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Mod) and \
                 type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
-            node = node.left  # torch.ones(n) / L: still a new host tensor
+            node = node.left  # torch.ones(n) / L, torch.arange(n) % 2: still a new host tensor
             continue
         if type(node) is not ast.Call:
             return None
@@ -258,6 +258,11 @@ def _target(walk, call, meth):
     return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
 
 
+def _scaled(value, call):
+    """`mask = torch.arange(n) % 2`: the call scaled by what _root sees through."""
+    return type(value) is ast.BinOp and value.left is call
+
+
 def _to_host(node):
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cpu"
 
@@ -269,8 +274,9 @@ def on_call(walk, call, q, meth, recv):
         _fill_in_place(walk, call)
         return
     if t is ast.Assign and (stmt.value is call or type(stmt.value) is ast.Subscript and stmt.value.value is call
-                            and _new_axes(stmt.value)) \
-            and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and _hold(walk, call, stmt.targets[0].id):
+                            and _new_axes(stmt.value) or _scaled(stmt.value, call)) \
+            and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and \
+            _hold(walk, stmt.value if _scaled(stmt.value, call) else call, stmt.targets[0].id):
         return
     if meth is None and type(call.func) is ast.Name and call.args and not walk.facts.cpu_fixed:
         _through_helper(walk, call)
@@ -335,6 +341,8 @@ def _through_helper(walk, call):
         ref = walk.imports.names.get(name)
         movers = movers_of_file(ref[0]) if ref else {}
         name = ref[1] if ref else name
+        if not ref:  # `from utils import *`
+            movers = next((m for m in map(movers_of_file, walk.imports.stars) if name in m), {})
     meth = movers.get(name)
     if meth is None:
         return

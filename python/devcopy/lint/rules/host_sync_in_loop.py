@@ -6,8 +6,8 @@ import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
-from ._results import is_list as _is_list, read_targets, returned as _returned, saved as _saved, spelled_total
-from ._totals import feeds_meter, flat as _flat, only_totals, written_after
+from ._results import is_list as _is_list, read_targets, spelled_total
+from ._totals import feeds_meter, flat as _flat, only_totals, results_whole, written_after
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -279,7 +279,7 @@ def _kept(walk, loop, container, training):
     name = container.id
     fn = walk.scope.func
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
-    if name in params or _returned(fn, name) or _saved(fn, loop, name) or \
+    if name in params or results_whole(fn, loop, name) or \
             _read_in(loop.node.body, name, exclude=_CONTAINERS):
         return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
@@ -332,7 +332,7 @@ def _follow(walk, loop, stmt, name, training):
         acc = kept.pop()
         fn = walk.scope.func
         params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
-        if acc not in params and not _returned(fn, acc) and not _saved(fn, loop, acc):
+        if acc not in params and not results_whole(fn, loop, acc):
             return (f"iteration of this loop, only to keep it in '{acc}' for after the loop; keep the "
                     "tensors and copy them to the host once after the loop (torch.cat(...).cpu())")
     return _OUTPUT if training else None
@@ -357,7 +357,7 @@ def _only_after(walk, loop, acc):
     loop grows it with is read only after the loop."""
     fn = walk.scope.func
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
-    return acc not in params and not _returned(fn, acc) and not _saved(fn, loop, acc) and \
+    return acc not in params and not results_whole(fn, loop, acc) and \
         not written_after(fn, loop, acc)
 
 
