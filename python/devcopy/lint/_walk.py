@@ -278,6 +278,8 @@ class Walk(Expressions):
         """What iterating `it` yields, for `for layer in self.layers`."""
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
             return ("E", self.element_kind(it.args[0]))
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip" and it.args:
+            return ("Z", tuple(self.element_kind(a) for a in it.args))
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args and \
                 it.func.attr in ("parameters", "named_parameters") and self.imports.qual(it.func) is None:
             return ("E", (TENSOR, None)) if it.func.attr == "named_parameters" else (TENSOR, None)
@@ -338,6 +340,8 @@ class Walk(Expressions):
                 sub = [(TENSOR, kind[1])] * len(elts)
             elif kind and kind[0] == "E" and len(elts) == 2:
                 sub = [None, kind[1]]
+            elif kind and kind[0] == "Z" and len(elts) == len(kind[1]):
+                sub = list(kind[1])
             elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elts):
                 sub = [self.kind_of(v) for v in value.elts]
             placer = value if moved_value(self, value) is value else None  # a, b = accelerator.prepare(a, b)

@@ -22,7 +22,8 @@ def read_line(call):
 def per_element(walk, loop, tensor, meth):
     """One element of a tensor that does not change, per iteration: `out[i]
     .item()` (a parameter of a Module's method counts as a tensor, as
-    forward's do), or the element a loop over a device tensor yields."""
+    forward's do), or the element a loop over a device tensor yields. The
+    tensor whose elements are read, or None."""
     while meth != "item" and isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
             tensor.func.attr in _ELEMENT_VIEWS:
         tensor = tensor.func.value  # images[i].mul(255).byte().permute(1, 2, 0).cpu(): still one element
@@ -30,20 +31,28 @@ def per_element(walk, loop, tensor, meth):
         base = tensor.value.id
         kind = walk.lookup(base)
         if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
-            return False
-        return loop.invariant(tensor.value) and not loop.invariant(tensor.slice)
+            return None
+        return tensor.value if loop.invariant(tensor.value) and not loop.invariant(tensor.slice) else None
     if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
-        return False
+        return None
     it, target = loop.node.iter, loop.node.target
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
         it = it.args[0]  # for j, v in enumerate(t): v is the element
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
                 isinstance(target.elts[1], ast.Name) and target.elts[1].id == tensor.id):
-            return False
+            return None
+    elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip":
+        # for suffix, v in zip(names, t): v is an element of t
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == len(it.args)):
+            return None
+        at = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == tensor.id]
+        if len(at) != 1:
+            return None
+        it = it.args[at[0]]
     elif not (isinstance(target, ast.Name) and target.id == tensor.id):
-        return False
+        return None
     k = walk.kind_of(it)
-    return bool(k) and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it)
+    return it if k and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it) else None
 
 
 def _module_param(walk, name):

@@ -145,8 +145,9 @@ def _read_again(walk, loop, call, found):
 def _judge_read(walk, call, loop, found, meth):
     """Reports a read made on every iteration unless the host needs it."""
     what, tensor = found
-    if _per_element(walk, loop, tensor, meth):
-        name = tensor.value.id if isinstance(tensor, ast.Subscript) else walk.segment(loop.node.iter)
+    source = _per_element(walk, loop, tensor, meth)
+    if source is not None:
+        name = walk.segment(source)
         return _report(walk, _read_line(call), loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{name}' to the host once "
                        "before the loop (.tolist() or .cpu()) and read its elements there")
