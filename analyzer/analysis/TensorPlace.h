@@ -9,7 +9,10 @@
 //    takes that branch; a choice made at run time
 //    (`cuda::is_available() ? kCUDA : kCPU`) counts as an accelerator. A
 //    device variable is what its initialiser and every assignment to it say
-//    (any accelerator among them: an accelerator). `t.device()` and
+//    (any accelerator among them: an accelerator). A device parameter with
+//    a default (`Device device = kCPU`) is what the main file's calls pass,
+//    the default where they leave it out; with no call in the file, the
+//    default. One without a default is unknown. `t.device()` and
 //    `t.options()` are where `t` lives.
 //  * Tensors: a factory makes its tensor where its options say (the host by
 //    default); `*_like(t)` where `t` lives; `cpu()`, `cuda()`, `to(d)`,
@@ -95,6 +98,11 @@ private:
   std::optional<Place> deviceOf(const Expr *E, unsigned Depth);
   Place tensorOf(const Expr *E, unsigned Depth);
   std::optional<Place> variableDevice(const VarDecl *VD, unsigned Depth);
+  /// A device parameter with a default argument: what the calls of its
+  /// function in the main file pass (the default where a call leaves it
+  /// out); with no call in the file, the default. Unknown without a default
+  /// or when the function assigns to it.
+  std::optional<Place> parameterDevice(const ParmVarDecl *P, unsigned Depth);
   Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
   FunctionFlow *flowOf(const FunctionDecl *FD);
   /// definitions(VD), collected once per variable: a query per read would

@@ -6,6 +6,7 @@
 #include "TorchMatchers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 
 namespace clang::tidy::devcopy {
 
@@ -171,7 +172,9 @@ std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD,
     return deviceOf(VD->getInit(), Depth + 1);
   if (auto It = DeviceVars.find(VD); It != DeviceVars.end())
     return It->second;
-  if (!InProgress.insert(VD).second || llvm::isa<ParmVarDecl>(VD))
+  if (const auto *P = llvm::dyn_cast<ParmVarDecl>(VD))
+    return parameterDevice(P, Depth);
+  if (!InProgress.insert(VD).second)
     return Place::Unknown;
   std::optional<Place> Result;
   bool First = true;
@@ -185,6 +188,56 @@ std::optional<Place> TensorPlaces::variableDevice(const VarDecl *VD,
   }
   InProgress.erase(VD);
   return DeviceVars[VD] = First ? std::optional(Place::Unknown) : Result;
+}
+
+std::optional<Place> TensorPlaces::parameterDevice(const ParmVarDecl *P,
+                                                   unsigned Depth) {
+  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
+  if (!FD || !FD->getIdentifier() || !P->hasDefaultArg() ||
+      P->hasUnparsedDefaultArg() || P->hasUninstantiatedDefaultArg())
+    return Place::Unknown;
+  const Expr *Default = P->getDefaultArg();
+  if (auto It = DeviceVars.find(P); It != DeviceVars.end())
+    return It->second;
+  // Reassigned in the body: the callers' device is not the one used.
+  if (FD->getBody() && llvm::any_of(definitionsOf(P), [&](const Definition &D) {
+        return D.At != Default;
+      }))
+    return DeviceVars[P] = Place::Unknown;
+  if (!InProgress.insert(P).second)
+    return Place::Unknown;
+  using namespace ast_matchers;
+  const FunctionDecl *Canon = FD->getCanonicalDecl();
+  const unsigned Index = P->getFunctionScopeIndex();
+  auto Calls = callExpr(unless(cxxOperatorCallExpr()),
+                        callee(functionDecl(hasName(FD->getName()))))
+                   .bind("call");
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::optional<Place> Result;
+  bool Any = false;
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    if (D->isImplicit() ||
+        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
+      const auto *Call = M.getNodeAs<CallExpr>("call");
+      if (!Call->getDirectCallee() ||
+          Call->getDirectCallee()->getCanonicalDecl() != Canon)
+        continue;
+      const Expr *Arg =
+          Index < Call->getNumArgs() ? Call->getArg(Index) : nullptr;
+      if (!Arg || llvm::isa<CXXDefaultArgExpr>(Arg))
+        Arg = Default;
+      std::optional<Place> A = deviceOf(Arg, Depth + 1);
+      Result = Any ? joinDevices(Result, A) : A;
+      Any = true;
+    }
+  }
+  // No call in this file: the default is the one device the source gives.
+  if (!Any)
+    Result = deviceOf(Default, Depth + 1);
+  InProgress.erase(P);
+  return DeviceVars[P] = Result.value_or(Place::Unknown);
 }
 
 namespace {

@@ -55,16 +55,25 @@ bool DevcopyCheck::onlyDevcopyChecks(StringRef Globs) {
 void DevcopyCheck::onStartOfTranslationUnit() {
   Reported.clear();
   MuteNotes = false;
+  InPlay.reset();
   Places.reset();
   PlacesCtx = nullptr;
 }
 
 TensorPlaces &DevcopyCheck::places(ASTContext &Ctx) {
   if (!Places || PlacesCtx != &Ctx) {
+    InPlay.reset();
     Places = std::make_unique<TensorPlaces>(Ctx);
     PlacesCtx = &Ctx;
   }
   return *Places;
+}
+
+DevicesInPlay &DevcopyCheck::devicesInPlay(ASTContext &Ctx) {
+  TensorPlaces &P = places(Ctx);
+  if (!InPlay)
+    InPlay = std::make_unique<DevicesInPlay>(P);
+  return *InPlay;
 }
 
 DiagnosticBuilder DevcopyCheck::diag(SourceLocation Loc, StringRef Description,

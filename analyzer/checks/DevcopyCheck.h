@@ -16,6 +16,7 @@
 //     default); see fix().
 #pragma once
 
+#include "analysis/DevicesInPlay.h"
 #include "analysis/TensorPlace.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
@@ -66,6 +67,9 @@ public:
 
   /// Where tensors and devices live in this translation unit (TensorPlace.h).
   TensorPlaces &places(ASTContext &Ctx);
+  /// Whether code of this translation unit works with an accelerator
+  /// (DevicesInPlay.h).
+  DevicesInPlay &devicesInPlay(ASTContext &Ctx);
 
 protected:
   /// The check's own matchers (what registerMatchers is for other checks).
@@ -81,6 +85,7 @@ private:
   llvm::DenseSet<unsigned> Reported; // raw file locations of warnings so far
   bool MuteNotes = false;            // the last warning was a repeat
   std::unique_ptr<TensorPlaces> Places;
+  std::unique_ptr<DevicesInPlay> InPlay; // over Places
   ASTContext *PlacesCtx = nullptr;
 };
 

@@ -435,8 +435,6 @@ void HostSyncInLoopCheck::onEndOfTranslationUnit() {
   Uses.clear();
   Trains.clear();
   Calls.clear();
-  Functions.clear();
-  FileUsesDevice.reset();
 }
 
 } // namespace clang::tidy::devcopy

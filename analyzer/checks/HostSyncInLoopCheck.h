@@ -29,19 +29,9 @@ protected:
   checkMatch(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
-  /// What a function (or the main file) shows about devices; see DeviceUse.
-  struct DeviceUse {
-    bool NamesAccelerator =
-        false;               ///< kCUDA, "cuda:0", .cuda(), torch::cuda::...
-    bool UsesDevice = false; ///< a Device / TensorOptions value, x.device()
-  };
-  DeviceUse functionDeviceUse(const Decl *Fn);
-  /// The main file, or a project header it includes, names an accelerator
-  /// or works with a device value.
-  bool fileUsesDevice(ASTContext &Ctx);
   /// A sync in \p Loop reading \p Recv (null: through a call) waits for an
   /// accelerator: where \p Recv lives when known, else whether the function
-  /// or the file works with a device.
+  /// or the file works with a device (DevicesInPlay).
   bool acceleratorInPlay(const Stmt &Loop, const Expr *Recv, ASTContext &Ctx);
 
   /// A read of a tensor's data in a loop, judged once every read of its
@@ -90,8 +80,6 @@ private:
   ASTContext *ReadsCtx = nullptr;
   llvm::DenseMap<const Stmt *, std::unique_ptr<SyncUses>> Uses;
   SyncUses::TrainingFunctions Trains;
-  llvm::DenseMap<const Decl *, DeviceUse> Functions;
-  std::optional<bool> FileUsesDevice;
 };
 
 } // namespace clang::tidy::devcopy

@@ -151,7 +151,12 @@ void RedundantChainCheck::checkChain(const CXXMemberCallExpr &Outer,
   const std::string RecvText = sourceText(ignoreConversions(&Recv), Ctx);
   const SourceRange Whole(Outer.getBeginLoc(), Outer.getEndLoc());
   TensorPlaces &Places = places(Ctx);
-  const Place From = Places.ofTensor(&Recv);
+  Place From = Places.ofTensor(&Recv);
+  // Where the source does not say, code that works with no device at all
+  // (neither its file nor its function names or receives one) holds host
+  // tensors, as host-sync-in-loop takes them: its 'x.cpu()' copies nothing.
+  if (From == Place::Unknown && !devicesInPlay(Ctx).around(Outer, Ctx))
+    From = Place::Host;
   const Place InnerTo =
       I.changesDevice() ? destination(Inner, I, Places) : From;
   // The first call moves nothing when 'x' is already where it sends it

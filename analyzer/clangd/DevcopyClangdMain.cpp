@@ -27,14 +27,14 @@ int main(int argc, char *argv[]) {
   // lives in a build tree, so point it at the installed clang 19 resource dir,
   // the one clangd-19 uses, unless the user chose one.
   std::vector<char *> args(argv, argv + argc);
-  bool has_resource_dir = false;
+  bool hasResourceDir = false;
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--resource-dir", 14) == 0 ||
         std::strncmp(argv[i], "-resource-dir", 13) == 0)
-      has_resource_dir = true;
-  std::string resource_dir = "--resource-dir=" DEVCOPY_CLANG_RESOURCE_DIR;
-  if (!has_resource_dir)
-    args.insert(args.begin() + 1, resource_dir.data());
+      hasResourceDir = true;
+  std::string resourceDir = "--resource-dir=" DEVCOPY_CLANG_RESOURCE_DIR;
+  if (!hasResourceDir)
+    args.insert(args.begin() + 1, resourceDir.data());
   args.push_back(nullptr);
   devcopy::addToolBanner(); // the checks in --help
   // clangd prints its own version and skips LLVM's extra version printers.

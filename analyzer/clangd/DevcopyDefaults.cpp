@@ -63,7 +63,7 @@ void logOnce(const std::string &text) {
 
 // The Checks of the file clangd is building on this thread: clangd reads the
 // options, then filters the check factories by speed, in one build.
-thread_local std::optional<clang::tidy::GlobList> enabled;
+thread_local std::optional<clang::tidy::GlobList> Enabled;
 
 } // namespace
 
@@ -76,9 +76,9 @@ static void applyDefaults(clang::tidy::ClangTidyOptions &opts,
   opts.Checks = "devcopy-*," + opts.Checks.value_or("");
   // Quick fixes named in a few words (DevcopyCheck::fix), unless configured.
   opts.CheckOptions.try_emplace("QuickFixTitles", "true");
-  enabled.emplace(*opts.Checks);
-  if (!enabled->contains("devcopy-discarded-copy") &&
-      !enabled->contains("devcopy-copy-in-loop"))
+  Enabled.emplace(*opts.Checks);
+  if (!Enabled->contains("devcopy-discarded-copy") &&
+      !Enabled->contains("devcopy-copy-in-loop"))
     logOnce("no devcopy check runs for " + file.str() + ": its Checks ('" +
             configured +
             "', from .clang-tidy or .clangd) turn them off; add devcopy-* "
@@ -91,7 +91,7 @@ std::optional<bool> devcopyIsFast(llvm::StringRef check) {
   if (check.starts_with(kDevcopy))
     return true;
   std::optional<bool> fast = realIsFast(check);
-  if (fast != true && enabled && enabled->contains(check))
+  if (fast != true && Enabled && Enabled->contains(check))
     logOnce("clang-tidy check '" + check.str() + "' " +
             (fast ? "is measured slow by clangd: it runs only where .clangd "
                     "sets Diagnostics: ClangTidy: FastCheckFilter: None"

@@ -38,12 +38,12 @@ private:
 /// The temporaries this process made, by name: a POSIX lock does not keep
 /// a process from locking its own file again, so the lock alone cannot tell
 /// them from a killed run's.
-static std::mutex temporariesMutex;
-static std::set<std::string> ownTemporaries;
+static std::mutex TemporariesMutex;
+static std::set<std::string> OwnTemporaries;
 
 /// Removes, once per folder and run, the temporaries of killed runs: those
 /// no live process holds locked (each run locks its own until it is done)
-/// and this one did not make. Called with temporariesMutex held.
+/// and this one did not make. Called with TemporariesMutex held.
 static void removeLeftovers(llvm::StringRef dir) {
   static std::set<std::string> cleaned;
   if (!cleaned.insert(dir.str()).second)
@@ -53,7 +53,7 @@ static void removeLeftovers(llvm::StringRef dir) {
   for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end;
        !ec && it != end; it.increment(ec)) {
     std::string name(llvm::sys::path::filename(it->path()));
-    if (!leftover.match(name) || ownTemporaries.count(name))
+    if (!leftover.match(name) || OwnTemporaries.count(name))
       continue;
     int fd = -1;
     if (fs::openFileForReadWrite(it->path(), fd, fs::CD_OpenExisting,
@@ -69,7 +69,7 @@ static void removeLeftovers(llvm::StringRef dir) {
 /// other thread's cleaning can see it, and registered for removal on a
 /// signal before one can land.
 static llvm::Expected<fs::TempFile> createTemporary(const std::string &target) {
-  std::lock_guard<std::mutex> lock(temporariesMutex);
+  std::lock_guard<std::mutex> lock(TemporariesMutex);
   removeLeftovers(llvm::sys::path::parent_path(target));
   std::optional<SignalsHeld> held(std::in_place);
   auto temp = fs::TempFile::create(target + ".devcopy-%%%%%%.tmp");
@@ -77,7 +77,7 @@ static llvm::Expected<fs::TempFile> createTemporary(const std::string &target) {
   if (!temp)
     return temp.takeError();
   (void)fs::tryLockFile(temp->FD); // alive: not a leftover for other runs
-  ownTemporaries.insert(std::string(llvm::sys::path::filename(temp->TmpName)));
+  OwnTemporaries.insert(std::string(llvm::sys::path::filename(temp->TmpName)));
   return temp;
 }
 

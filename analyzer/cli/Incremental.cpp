@@ -67,7 +67,7 @@ struct Slot {
   bool done = false;
 };
 
-thread_local Slot *current = nullptr; // the unit this worker analyzes
+thread_local Slot *Current = nullptr; // the unit this worker analyzes
 
 /// Calls `work(i)` for i in [0, n) on up to `jobs` threads.
 void parallelFor(std::size_t n, unsigned jobs,
@@ -108,10 +108,10 @@ public:
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
   fileSystem(std::size_t unit,
              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) override {
-    current = &slots_[unit];
-    current->recorder =
+    Current = &slots_[unit];
+    Current->recorder =
         llvm::makeIntrusiveRefCnt<DependencyRecorder>(std::move(fs));
-    return current->recorder;
+    return Current->recorder;
   }
   void finished(std::size_t unit,
                 const std::vector<Finding> &findings) override {
@@ -122,7 +122,7 @@ public:
     stampFixes(slot.record.findings, slot.deps);
     slot.recorder.reset();
     slot.done = true;
-    current = nullptr;
+    Current = nullptr;
   }
 
 private:
@@ -185,8 +185,8 @@ analyzeIncrementally(const Options &opts,
     facts::Sink collector = facts::sink();
     if (collector)
       facts::setSink([](facts::UnitFacts f) {
-        if (current)
-          current->record.facts = std::move(f);
+        if (Current)
+          Current->record.facts = std::move(f);
       });
     Recording hooks(slots);
     std::vector<Finding> unused;

@@ -432,7 +432,7 @@ llvm::Expected<Action> parseOptions(int argc, const char *const *argv,
 }
 
 void printHelp(int argc, const char *const *argv) {
-  static cl::extrahelp ChecksList(checksHelp());
+  static cl::extrahelp checksList(checksHelp());
   cl::HideUnrelatedOptions({&Category, &TidyCategory}, Analyze);
   cl::HideUnrelatedOptions({&Category, &TidyCategory}, Merge);
   cl::HideUnrelatedOptions({&Category, &TidyCategory},

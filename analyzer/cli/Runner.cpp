@@ -264,8 +264,9 @@ std::vector<Finding> analyzeOne(const TranslationUnit &unit,
   for (const ClangTidyError &e : consumer.take())
     out.push_back(convert(e, unit.file, config.fixNotes));
   // A failed run that left no compile error would otherwise read as clean.
-  // A warning made an error (-Werror) or a NOLINTBEGIN left open is what
-  // failed it: reported as the compile error it is, by its name.
+  // A warning made an error (-Werror) or a NOLINT block begun and never
+  // ended is what failed it: reported as the compile error it is, by its
+  // name.
   auto compileError = [](const Finding &f) {
     return f.rule == "clang-diagnostic-error";
   };

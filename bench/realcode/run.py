@@ -27,6 +27,7 @@ import tempfile
 import sysconfig
 import time
 
+from implfiles import SPLICE_VERSION, including_header, map_back, splice
 from stubs import STUB_VERSION, stub_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -180,11 +181,18 @@ def build_pch(work, std):
     return header
 
 
-def analyse(tidy, repo_dir, path, incdirs, stub_dir, std, pch):
-    src = os.path.join(repo_dir, path)
+def analyse(tidy, repo_dir, path, incdirs, stub_dir, std, pch, via=None):
+    """Findings (line, rule, message) on path. A template implementation
+    file is analysed spliced into via, the header that includes it
+    (implfiles.py says why), and only its own lines are counted."""
+    if via:
+        copy, at, count = splice(repo_dir, via, path)
+        src = os.path.join(repo_dir, copy)
+    else:
+        src = os.path.join(repo_dir, path)
     args = [tidy, "--checks=-*,devcopy-*", "--quiet", src, "--"] + base_flags(std) + [
         "-ferror-limit=0"]
-    if path.endswith(HEADER_EXT + (".cu",)):
+    if src.endswith(HEADER_EXT + (".cu",)):
         args[5:5] = ["-x", "c++"]
     if pch:
         args += ["-include", pch]
@@ -212,6 +220,8 @@ def analyse(tidy, repo_dir, path, incdirs, stub_dir, std, pch):
                 first.append(line.replace(repo_dir + "/", "")[:160])
     if p.returncode not in (0, 1) and not found and not errors:
         return path, None, f"{tidy} exited {p.returncode}: {p.stderr[-300:]}", 0, []
+    if via:
+        found = map_back(found, at, count)
     return path, sorted(set(found)), errors, time.time() - t0, first
 
 
@@ -315,7 +325,8 @@ def main():
         for path in sorted({r["path"] for r in rows if r["repository"] == repo}):
             if path not in files:
                 die(f"{repo}@{commit[:12]}: {path} is not in that commit")
-            jobs.append((repo, dest, path, incdirs, stub_dir, std))
+            jobs.append((repo, dest, path, incdirs, stub_dir, std,
+                         including_header(dest, files, path)))
 
     t0 = time.time()
     findings, errs, firsts = {}, {}, {}
@@ -324,7 +335,8 @@ def main():
     commits = dict(repos)
 
     def cache_file(repo, path, std):
-        key = f"{tidy_key}:{std}:{STUB_VERSION}:{THIRD_PARTY_INCLUDES}:{repo}:{commits[repo]}:{path}"
+        key = (f"{tidy_key}:{std}:{STUB_VERSION}:{SPLICE_VERSION}:{THIRD_PARTY_INCLUDES}:"
+               f"{repo}:{commits[repo]}:{path}")
         return os.path.join(a.cache, hashlib.sha1(key.encode()).hexdigest() + ".json")
 
     todo = []
@@ -340,8 +352,8 @@ def main():
             todo.append(job)
     pchs = {} if a.no_pch else {std: build_pch(work, std) for std in {j[5] for j in todo}}
     with concurrent.futures.ThreadPoolExecutor(max(1, a.j)) as ex:
-        futs = {ex.submit(analyse, a.tidy, d, p, inc, s, std, pchs.get(std)): (repo, p, std)
-                for repo, d, p, inc, s, std in todo}
+        futs = {ex.submit(analyse, a.tidy, d, p, inc, s, std, pchs.get(std), via): (repo, p, std)
+                for repo, d, p, inc, s, std, via in todo}
         for n, f in enumerate(concurrent.futures.as_completed(futs), 1):
             repo, path, std = futs[f]
             _, got, err, secs, first = f.result()
