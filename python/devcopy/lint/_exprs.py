@@ -3,6 +3,7 @@ sub-expression once, firing the rule hooks at every call, with the uses
 stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
+from ._callers import record as record_call
 from ._imports import loaders_by_text, loaders_of_file, returns_by_text, returns_of_file
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
@@ -166,12 +167,13 @@ class Expressions:
             (q or dotted(f)) in _NUMBER_TESTS  # math is not among the tracked imports
         if not transparent:
             self.uses.append(("call", name, n))
-        for a in n.args:
-            self.expr(a)
+        kinds = [self.expr(a) for a in n.args]
         for k in n.keywords:
             self.expr(k.value)
         if not transparent:
             self.uses.pop()
+        if q is None and type(f) is ast.Name:
+            record_call(self, n, kinds)
         kind = self.result(n, q, meth, recv)
         for h in self.call_hooks:
             h(self, n, q, meth, recv)

@@ -114,6 +114,11 @@ class Loop:
         # math.isnan(grad_norm)`): false on a typical step.
         self.error_flags = errors - others
         self.periodic = _periodic(assigned)
+        # Locals the loop sets to True and to False (`skip = False`, then
+        # `if ...: skip = True`): a branch on one depends on the data.
+        self.flags = {k for k, vs in assigned.items()
+                      if all(type(v) is ast.Constant and type(v.value) is bool for v in vs)
+                      and len({v.value for v in vs}) == 2}
         if inner_trains:
             self.training = False
 
@@ -161,7 +166,7 @@ def guard_counts(walk, test, branch, body):
             return False
         if isinstance(n, ast.Attribute) and _store_key(n) in loop.flag_keys:
             return False  # a field the loop updates: a counter or a flag
-        if isinstance(n, ast.Name) and n.id in loop.carried and n.id not in clear:
+        if isinstance(n, ast.Name) and (n.id in loop.carried or n.id in loop.flags) and n.id not in clear:
             return False
         if isinstance(n, ast.Name) and n.id in loop.periodic:
             return False  # early_phase = batch_idx % freq == 0 ...; if early_phase or late_phase:

@@ -4,6 +4,7 @@ at each call and expression statement."""
 import ast
 
 from . import _imports
+from ._callers import walk_again
 from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
@@ -70,6 +71,8 @@ class Walk(Expressions):
         self.returns = None  # function -> kind it returns, by the file's text (_imports)
         self.loaders = None  # function -> the torch.load it returns, by the file's text (_imports)
         self.movers = None  # function -> the move it hands its first argument back through (_imports)
+        self.calls_of = {}  # function of the file -> the kinds each call passes (_callers)
+        self.given = None  # (function, {parameter: kind}) its callers give, while walking it again
 
     # --- driving -----------------------------------------------------------
     def run(self):
@@ -96,6 +99,7 @@ class Walk(Expressions):
         for s in body:
             if isinstance(s, _FUNCS):
                 self.function(s, None)
+        walk_again(self, body)  # what the calls after a function say of its parameters
         for r in self.rules:
             if hasattr(r, "on_file_end"):
                 r.on_file_end(self)
@@ -158,6 +162,8 @@ class Walk(Expressions):
                     kind = None
             if kind is None and is_device_name(p.arg):
                 kind = (DEVICE, None)
+            if kind is None and self.given is not None and self.given[0] is node:
+                kind = self.given[1].get(p.arg)
             env[p.arg] = kind
 
     def annotation(self, node):

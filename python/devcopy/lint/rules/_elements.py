@@ -27,12 +27,22 @@ def per_element(walk, loop, tensor, meth):
     while meth != "item" and isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
             tensor.func.attr in _ELEMENT_VIEWS:
         tensor = tensor.func.value  # images[i].mul(255).byte().permute(1, 2, 0).cpu(): still one element
+    slices = []
+    while isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Subscript):
+        slices.append(tensor.slice)  # pred[i][j]: one element all the same
+        tensor = tensor.value
+    if slices and meth not in (None, "item"):
+        return None  # gifs[i][j].cpu(): a slice for its own output, not a number
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
         base = tensor.value.id
         kind = walk.lookup(base)
         if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
             return None
-        return tensor.value if loop.invariant(tensor.value) and not loop.invariant(tensor.slice) else None
+        slices.append(tensor.slice)
+        varies = not all(loop.invariant(s) for s in slices)
+        return tensor.value if loop.invariant(tensor.value) and varies else None
+    if slices:
+        return None
     if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
         return None
     it, target = loop.node.iter, loop.node.target
