@@ -30,6 +30,8 @@ def _step(walk, call):
             return "host", q
     if m in _NARROW_METHODS:
         return "cast", _NARROW_METHODS[m]
+    if m == "float" and not call.args:
+        return "float", None  # narrowing only from a 64-bit tensor (_wide)
     if m == "to":
         kind, place = walk.move_target(call)
         if kind == "device":
@@ -85,10 +87,78 @@ def on_call(walk, call, q, meth, recv):
         walk.report(RULE, call, f"'{name}' is copied twice: a clone and a transfer each make a "
                                 "new tensor; one to(..., copy=True) copies once")
         return
-    if inner_kind in ("host", "dev") and outer_kind == "cast" and outer_detail in NARROW_DTYPES:
+    if inner_kind in ("host", "dev") and outer_kind == "float" and _wide(walk, base):
+        outer_kind, outer_detail = "cast", "float32"  # from 64 bits: half the bytes if cast first
+    narrow = outer_detail in NARROW_DTYPES or outer_detail == "float32"
+    if inner_kind in ("host", "dev") and outer_kind == "cast" and narrow:
         walk.report(RULE, call, f"'{name}' is copied {'to the host' if inner_kind == 'host' else 'to the device'} "
                                 f"at full width and then cast to {outer_detail}; cast first (or pass "
                                 f"dtype= to the same to()) so fewer bytes cross the bus")
+
+
+# What makes a 64-bit host tensor: NumPy's random draws and float arrays
+# (float64), an integer arange or a long/double tensor (int64, float64).
+_NUMPY_WIDE = ("numpy.random.", "numpy.linspace", "numpy.arange", "numpy.zeros", "numpy.ones")
+_WIDE_METHODS = ("long", "double")
+
+
+def _wide(walk, node, depth=0):
+    """Whether `node` is a 64-bit host tensor by how it was made, through a
+    local assigned once in the function (`mask = torch.arange(n) % 2`)."""
+    if depth > 4:
+        return False
+    if type(node) is ast.BinOp:
+        return _wide(walk, node.left, depth + 1)
+    if type(node) is ast.Name:
+        value = _assigned_before(walk, node.id, node.lineno)
+        return value is not None and _wide(walk, value, depth + 1)
+    if type(node) is not ast.Call:
+        return False
+    q = walk.imports.qual(node.func) or ""
+    if any(k.arg == "dtype" for k in node.keywords):
+        return False
+    if q == "torch.from_numpy" and node.args:
+        arg = node.args[0]
+        if type(arg) is ast.Name:
+            arg = _assigned_before(walk, arg.id, arg.lineno) or arg
+        while type(arg) is ast.BinOp:
+            arg = arg.left  # np.random.beta(...) / 2 + 0.5
+        return type(arg) is ast.Call and (walk.imports.qual(arg.func) or "").startswith(_NUMPY_WIDE) and \
+            not any(k.arg == "dtype" for k in arg.keywords)
+    if q in ("torch.LongTensor", "torch.DoubleTensor"):
+        return True
+    if q == "torch.arange":
+        return all(type(a) is ast.Constant and type(a.value) is int or type(a) is ast.Name for a in node.args) \
+            and not any(type(a) is ast.Constant and type(a.value) is float for a in node.args)
+    f = node.func
+    return type(f) is ast.Attribute and f.attr in _WIDE_METHODS and not node.args
+
+
+def _assigned_before(walk, name, line):
+    """The value of the last `name = ...` of the current function (or the
+    module's top level) above `line`, in the same block; None without one."""
+    fn = walk.scope.func
+    body = fn.body if fn is not None else walk.tree.body
+    blocks = [b for b in _blocks(body) if any(s.lineno <= line <= s.end_lineno for s in b)]
+    if not blocks:
+        return None
+    for s in reversed([s for s in blocks[-1] if s.end_lineno < line]):
+        if type(s) is ast.Assign and len(s.targets) == 1 and type(s.targets[0]) is ast.Name \
+                and s.targets[0].id == name:
+            return s.value
+        if any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(s)):
+            return None  # set some other way (a branch, a loop)
+    return None
+
+
+def _blocks(body):
+    """The statement lists of a body, each before those nested in it."""
+    yield body
+    for s in body:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if inner and type(s) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                yield from _blocks(inner)
 
 
 def _copy_into(walk, call):
