@@ -155,30 +155,38 @@ Place TensorPlaces::ofParameter(const ParmVarDecl *P) {
   const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
   if (!FD || !FD->getIdentifier() || P->getType()->isPointerType())
     return Place::Unknown;
+  const unsigned Index = P->getFunctionScopeIndex();
+  bool Any = false;
+  for (const CallExpr *Call : callsInMainFile(FD)) {
+    if (Index >= Call->getNumArgs() ||
+        tensorOf(Call->getArg(Index), 0) != Place::Host)
+      return Params[P] = Place::Unknown;
+    Any = true;
+  }
+  return Params[P] = Any ? Place::Host : Place::Unknown;
+}
+
+llvm::SmallVector<const CallExpr *, 4>
+TensorPlaces::callsInMainFile(const FunctionDecl *FD) {
   using namespace ast_matchers;
   const FunctionDecl *Canon = FD->getCanonicalDecl();
-  unsigned Index = P->getFunctionScopeIndex();
   auto Calls = callExpr(unless(cxxOperatorCallExpr()),
                         callee(functionDecl(hasName(FD->getName()))))
                    .bind("call");
   const SourceManager &SM = Ctx.getSourceManager();
-  bool Any = false;
+  llvm::SmallVector<const CallExpr *, 4> Out;
   for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
     if (D->isImplicit() ||
         !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
       continue;
     for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
       const auto *Call = M.getNodeAs<CallExpr>("call");
-      if (!Call->getDirectCallee() ||
-          Call->getDirectCallee()->getCanonicalDecl() != Canon)
-        continue;
-      if (Index >= Call->getNumArgs() ||
-          tensorOf(Call->getArg(Index), 0) != Place::Host)
-        return Params[P] = Place::Unknown;
-      Any = true;
+      if (Call->getDirectCallee() &&
+          Call->getDirectCallee()->getCanonicalDecl() == Canon)
+        Out.push_back(Call);
     }
   }
-  return Params[P] = Any ? Place::Host : Place::Unknown;
+  return Out;
 }
 
 Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,

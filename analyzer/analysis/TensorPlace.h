@@ -41,6 +41,7 @@
 
 namespace clang {
 class ASTContext;
+class CallExpr;
 class FunctionDecl;
 class ParmVarDecl;
 class VarDecl;
@@ -104,6 +105,10 @@ private:
   /// or when the function assigns to it.
   std::optional<Place> parameterDevice(const ParmVarDecl *P, unsigned Depth);
   Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
+  /// The direct calls of FD (by name, then canonical declaration) in the
+  /// main file's declarations.
+  llvm::SmallVector<const CallExpr *, 4>
+  callsInMainFile(const FunctionDecl *FD);
   FunctionFlow *flowOf(const FunctionDecl *FD);
   /// definitions(VD), collected once per variable: a query per read would
   /// walk the function again for each (quadratic in a long loop).

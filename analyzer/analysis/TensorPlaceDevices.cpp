@@ -206,32 +206,17 @@ std::optional<Place> TensorPlaces::parameterDevice(const ParmVarDecl *P,
     return DeviceVars[P] = Place::Unknown;
   if (!InProgress.insert(P).second)
     return Place::Unknown;
-  using namespace ast_matchers;
-  const FunctionDecl *Canon = FD->getCanonicalDecl();
   const unsigned Index = P->getFunctionScopeIndex();
-  auto Calls = callExpr(unless(cxxOperatorCallExpr()),
-                        callee(functionDecl(hasName(FD->getName()))))
-                   .bind("call");
-  const SourceManager &SM = Ctx.getSourceManager();
   std::optional<Place> Result;
   bool Any = false;
-  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() ||
-        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
-      continue;
-    for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
-      const auto *Call = M.getNodeAs<CallExpr>("call");
-      if (!Call->getDirectCallee() ||
-          Call->getDirectCallee()->getCanonicalDecl() != Canon)
-        continue;
-      const Expr *Arg =
-          Index < Call->getNumArgs() ? Call->getArg(Index) : nullptr;
-      if (!Arg || llvm::isa<CXXDefaultArgExpr>(Arg))
-        Arg = Default;
-      std::optional<Place> A = deviceOf(Arg, Depth + 1);
-      Result = Any ? joinDevices(Result, A) : A;
-      Any = true;
-    }
+  for (const CallExpr *Call : callsInMainFile(FD)) {
+    const Expr *Arg =
+        Index < Call->getNumArgs() ? Call->getArg(Index) : nullptr;
+    if (!Arg || llvm::isa<CXXDefaultArgExpr>(Arg))
+      Arg = Default;
+    std::optional<Place> A = deviceOf(Arg, Depth + 1);
+    Result = Any ? joinDevices(Result, A) : A;
+    Any = true;
   }
   // No call in this file: the default is the one device the source gives.
   if (!Any)
