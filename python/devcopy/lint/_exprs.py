@@ -4,13 +4,16 @@ stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
 from ._callers import record as record_call
-from ._imports import loaders_by_text, loaders_of_file, returns_by_text, returns_of_file
+from ._imports import (loaders_by_text, loaders_of_file, movers_by_text, movers_of_file, returns_by_text,
+                       returns_of_file)
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
                      const_str, dotted, is_device_name, place_of, returns_tensor, string_place)
 
 # Calls that pass a value through unchanged, for how a read value is used.
-TRANSPARENT = frozenset("float int bool round abs str repr format len".split())
+# Builtins whose result the enclosing expression uses as it would their
+# argument (`sum([...])` of host numbers is one host number).
+TRANSPARENT = frozenset("float int bool round abs str repr format len sum".split())
 # Tests of a host number whose answer the enclosing expression uses as it
 # would the number (`if not math.isfinite(loss.item()):` is a condition).
 _NUMBER_TESTS = frozenset(("math.isfinite", "math.isnan", "math.isinf",
@@ -136,8 +139,10 @@ class Expressions:
             return base
         if isinstance(n.value, ast.Name) and n.value.id == "self" and self.scope.cls:
             members = self.scope.cls.members
-            if n.attr in members:
+            if members.get(n.attr) is not None:
                 return members[n.attr]
+        # Named for a device, and nothing the file says contradicts it (also
+        # `self._device = validate_and_set_device(...)`, a call it cannot see into).
         return (DEVICE, None) if is_device_name(n.attr) else None
 
     def call(self, n):
@@ -192,6 +197,22 @@ class Expressions:
         if kind == "H":
             return (TENSOR, "cpu")  # computed from its arguments' host copies
         return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
+
+    def mover_of(self, name):
+        """The move (`cuda` or `to`) through which a function of the file or
+        the package hands back its first argument (`def maybe_cuda(what):
+        if use_cuda: what = what.cuda()` ... `return what`), or None."""
+        if name in self.functions:
+            if self.movers is None:
+                self.movers = movers_by_text(self.source)
+            return self.movers.get(name)
+        ref = self.imports.names.get(name)
+        if ref:
+            return movers_of_file(ref[0]).get(ref[1])
+        for movers in map(movers_of_file, self.imports.stars):  # `from utils import *`
+            if name in movers:
+                return movers[name]
+        return None
 
     def loaded_by(self, call, name):
         """`load_checkpoint(path, device)`, a function of the file or the
@@ -264,6 +285,12 @@ class Expressions:
                     return fn.devcopy_returns
                 if self.imports.package_ref(f.id):
                     return (MODULE, f.id)
+                moved = self.mover_of(f.id) if n.args else None
+                if moved is not None:  # its first argument, moved: a module stays one
+                    arg = self.kind_of(n.args[0])
+                    if arg and arg[0] == MODULE or arg is None and isinstance(n.args[0], ast.Call):
+                        return arg  # `cuda(net(z_dim), use_cuda)` may build a module
+                    return (TENSOR, "dev" if moved == "cuda" else None)
                 return self.returned_kind(f.id)
             return None
         if recv is None and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and self.scope.cls:

@@ -165,14 +165,17 @@ def loaders_of_file(path):
     return loaders_by_text(text) if text is not None else {}
 
 
-_MOVER = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
-                    r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+return\s+(\w+)\.(cuda|to)\(", re.M)
+# A function's head: its name, its first parameter, then blank and comment
+# lines and at most one docstring before the body.
+_HEAD = (r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*"
+         r"(?:[ \t]+[rRuU]?(?:\"\"\"(?:(?!\"\"\")[\s\S])*\"\"\"|\'\'\'(?:(?!\'\'\')[\s\S])*\'\'\')"
+         r"[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*)?")
+_MOVER = re.compile(_HEAD + r"[ \t]+return\s+(\w+)\.(cuda|to)\(", re.M)
 
 
 # `def to_var(x): if torch.cuda.is_available(): x = x.cuda()` then `return
 # x` or `return Variable(x, ...)`: the argument moved when there is a device.
-_MOVER_IF = re.compile(r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n"
-                       r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+if\b[^\n]*:[ \t]*\n"
+_MOVER_IF = re.compile(_HEAD + r"[ \t]+if\b[^\n]*:[ \t]*\n"
                        r"[ \t]+(\w+)\s*=\s*(\w+)\.(cuda|to)\([^\n]*\n"
                        r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+return\s+(?:Variable\()?(\w+)\b", re.M)
 

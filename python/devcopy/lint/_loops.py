@@ -153,7 +153,9 @@ def guard_counts(walk, test, branch, body):
     clear = _cleared_flags(test, branch) & loop.error_flags  # the branch taken when no error was seen
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, branch = test.operand, "else" if branch == "then" else "then"
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and not loop.invariant(test):
+        # `if i == 0:` picks one iteration; `if task == last:` on what the
+        # loop never changes is taken on all of them or none.
         op = type(test.ops[0])
         if op in (ast.Eq, ast.Is):
             return branch == "else"

@@ -62,7 +62,13 @@ def per_element(walk, loop, tensor, meth):
     elif not (isinstance(target, ast.Name) and target.id == tensor.id):
         return None
     k = walk.kind_of(it)
-    return it if k and k[0] == TENSOR and k[1] != "cpu" and loop.invariant(it) else None
+    if not (k and k[0] == TENSOR and k[1] != "cpu" or
+            k is None and meth == "item" and isinstance(it, ast.Name) and _module_param(walk, it.id)):
+        return None
+    # A for loop iterates what `it` was when it began: rebinding the name or
+    # writing the element just read (`labels[i] = lookup[lbl.item()]`) does
+    # not change what it yields.
+    return it
 
 
 def _module_param(walk, name):

@@ -280,7 +280,8 @@ def _computing_function(walk, name):
     return cached
 
 
-_METERS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars", "log_metrics"))
+# Methods of meters, progress bars and loggers: per-step reporting.
+METERS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars", "log_metrics"))
 
 
 def feeds_meter(walk, loop, call):
@@ -293,8 +294,8 @@ def feeds_meter(walk, loop, call):
         return False  # a library's metric (skimage's PSNR) takes host arrays: its author's call
     names = {n for t in stmt.targets for n in _stored(t) if n != "_"}
     return any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
-               and s.value.func.attr in _METERS and any(isinstance(a, ast.Name) and a.id in names
-                                                        for a in s.value.args)
+               and s.value.func.attr in METERS and any(isinstance(a, ast.Name) and a.id in names
+                                                       for a in s.value.args)
                for s in flat(loop.node.body))
 
 

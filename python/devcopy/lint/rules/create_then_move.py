@@ -4,7 +4,6 @@ scalar fills and `Variable(...)`, and through a local that holds the tensor
 until its move; reported at the factory, where the fix names the device."""
 import ast
 
-from .._imports import movers_by_text, movers_of_file
 from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
 
@@ -332,18 +331,7 @@ def _factory_method(walk, node):
 def _through_helper(walk, call):
     """`cuda(torch.rand(n), use_cuda)`: a function of the file or the package
     that hands back its first argument moved (`return t.cuda() if flag else t`)."""
-    name = call.func.id
-    if name in walk.functions:
-        if walk.movers is None:
-            walk.movers = movers_by_text(walk.source)
-        movers = walk.movers
-    else:
-        ref = walk.imports.names.get(name)
-        movers = movers_of_file(ref[0]) if ref else {}
-        name = ref[1] if ref else name
-        if not ref:  # `from utils import *`
-            movers = next((m for m in map(movers_of_file, walk.imports.stars) if name in m), {})
-    meth = movers.get(name)
+    meth = walk.mover_of(call.func.id)
     if meth is None:
         return
     root = _root(walk, call.args[0])

@@ -7,7 +7,7 @@ import ast
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
 from ._results import is_list as _is_list, read_targets, spelled_total
-from ._totals import feeds_meter, flat as _flat, only_totals, results_whole, written_after
+from ._totals import METERS as _PROGRESS, feeds_meter, flat as _flat, only_totals, results_whole, written_after
 
 RULE = "devcopy-host-sync-in-loop"
 _READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -15,9 +15,6 @@ _CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
 # Loggers given a tensor: they read it on the host themselves.
 _LOGS = frozenset(("add_scalar",))
-# Methods of meters, progress bars and loggers: per-step reporting.
-_PROGRESS = frozenset(("update", "set_postfix", "set_description", "add_scalar", "add_scalars",
-                       "log_metrics"))
 
 
 def _chained_copy(node):
@@ -328,6 +325,8 @@ def _follow(walk, loop, stmt, name, training):
     if "accumulate" in uses:
         return ("iteration of this loop, only to add it to a host total; accumulate on the "
                 "device and read the total once after the loop")
+    if all(u == "report" for u in uses) and not loop.around_training:
+        return _OUTPUT_ANY  # `acc = (pred == y).sum().item() / n` then `meter.update(acc, n)`
     kept = {u[5:] for u in uses if u.startswith("keep:")}
     if len(kept) == 1 and all(u.startswith("keep:") for u in uses):
         acc = kept.pop()
@@ -364,12 +363,18 @@ def _only_after(walk, loop, acc):
 
 def _uses_of(walk, stmt, name):
     """How one statement uses `name`: 'need' (a condition or index),
-    'accumulate' (+= into a total), 'keep:<array>' (grows a NumPy array), 'other'."""
+    'accumulate' (+= into a total), 'report' (fed to a meter or a logger),
+    'keep:<array>' (grows a NumPy array), 'other'."""
     acc = _grown(walk, stmt, name)
     if acc is not None:
         return ["keep:" + acc]
     if spelled_total(stmt, name):
         return ["accumulate"]
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+            isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in _PROGRESS and \
+            any(isinstance(a, ast.Name) and a.id == name
+                for a in stmt.value.args + [k.value for k in stmt.value.keywords]):
+        return ["report"]  # meter.update(acc, n)
     out = []
     tests = []
     if isinstance(stmt, (ast.If, ast.While)):
