@@ -9,7 +9,7 @@ accept any arguments): enough for the analyzer, never for a build.
 import re
 
 # Part of run.py's cache key: findings made with other stubs are not reused.
-STUB_VERSION = 4
+STUB_VERSION = 5
 
 OPENCV = r"""#pragma once
 // minimal OpenCV stand-in written by bench/realcode/run.py
@@ -360,19 +360,28 @@ template <typename C> C &tqdm(C &container);
 """
 
 
+def guarded(library, text):
+    """One library's stand-in, written under each of its header names (a
+    file including <opencv2/opencv.hpp> and <opencv2/imgproc/imgproc.hpp>
+    gets two copies): `#pragma once` is per file, so a guard shared by the
+    copies keeps the second from redefining every declaration."""
+    guard = f"DEVCOPY_STUB_{library}"
+    return f"#ifndef {guard}\n#define {guard}\n{text}#endif\n"
+
+
 def stub_text(name):
     """The stand-in for the missing header `name`, or None for an empty stub."""
     base = name.split("/")[-1]
     if name.startswith(("opencv2/", "opencv/")) or base in ("cv.h", "cv.hpp", "highgui.h"):
-        return OPENCV
+        return guarded("OPENCV", OPENCV)
     if base in ("raylib.h", "raymath.h", "rlgl.h"):
-        return RAYLIB
+        return guarded("RAYLIB", RAYLIB)
     if base in ("cxxopts.hpp", "cxxopts.h"):
-        return CXXOPTS
+        return guarded("CXXOPTS", CXXOPTS)
     if name in ("tqdm/tqdm.h", "tqdm.h", "tqdm.hpp"):
-        return TQDM
+        return guarded("TQDM", TQDM)
     if name.startswith("boost/log/"):
-        return BOOST_LOG
+        return guarded("BOOST_LOG", BOOST_LOG)
     # A CMake-generated export header (generate_export_header): its macros.
     m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)_export\.h", base)
     if m:

@@ -1,4 +1,4 @@
-"""Tests of the real-code harness: template implementation files.
+"""Tests of the real-code harness: template implementation files, stand-ins.
 
   DEVCOPY_TIDY=<devcopy-tidy> python3 bench/realcode/test_run.py
 
@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from implfiles import including_header, map_back, splice  # noqa: E402
+from run import prepare  # noqa: E402
 
 HEADER = """#pragma once
 #ifndef TRAINER_HPP
@@ -110,6 +111,32 @@ class IncludingHeader(unittest.TestCase):
                  (first + count, "r", "after")]
         self.assertEqual(map_back(found, first, count),
                          [(SYNC_LINE + 1, "r", "m")])
+
+
+class StandIns(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="devcopy-realcode-test-")
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def test_two_headers_of_one_library_parse_together(self):
+        # Each missing header gets its library's stand-in; a file including
+        # two of them must not see every declaration twice.
+        main = ("#include <opencv2/opencv.hpp>\n"
+                "#include <opencv2/imgproc/imgproc.hpp>\n"
+                "#include <tqdm/tqdm.h>\n#include <tqdm.hpp>\n"
+                "int main() { cv::Mat m = cv::imread(\"a.png\");\n"
+                "  for (int i : tqdm::range(3)) (void)i;\n"
+                "  return m.rows; }\n")
+        repo = os.path.join(self.dir, "repo")
+        write(repo, {"main.cpp": main})
+        stubs = os.path.join(self.dir, "stubs")
+        _, written = prepare(repo, ["main.cpp"], [], stubs)
+        self.assertEqual(written, 4)
+        p = subprocess.run(["clang++-19", "-std=c++17", "-fsyntax-only",
+                            "-idirafter", stubs, os.path.join(repo, "main.cpp")],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("redefinition", p.stderr)
 
 
 @unittest.skipUnless(os.environ.get("DEVCOPY_TIDY"), "DEVCOPY_TIDY not set")
