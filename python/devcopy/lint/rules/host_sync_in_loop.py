@@ -325,7 +325,10 @@ def _follow(walk, loop, stmt, name, training):
     if "accumulate" in uses:
         return ("iteration of this loop, only to add it to a host total; accumulate on the "
                 "device and read the total once after the loop")
-    if all(u == "report" for u in uses) and not loop.around_training:
+    # Only a number fed to a meter; a dict or list built around the read
+    # (`res = {t['id'].item(): out ...}`, then `evaluator.update(res)`) holds results.
+    if all(u == "report" for u in uses) and not loop.around_training and \
+            isinstance(stmt.value, (ast.Call, ast.BinOp, ast.UnaryOp)):
         return _OUTPUT_ANY  # `acc = (pred == y).sum().item() / n` then `meter.update(acc, n)`
     kept = {u[5:] for u in uses if u.startswith("keep:")}
     if len(kept) == 1 and all(u.startswith("keep:") for u in uses):
