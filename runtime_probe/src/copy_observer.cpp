@@ -470,7 +470,7 @@ const char *allocation_owner() {
   const Frame *f = frames();
   for (int i = t_depth - 1; i >= 0; --i) {
     if (f[i].kind == Kind::backward)
-      return "gradients";
+      return kGradients;
     if (f[i].kind == Kind::user_scope &&
         std::strncmp(f[i].name, "Optimizer.", 10) == 0)
       return "optimizer state";

@@ -81,6 +81,7 @@ inline thread_local int t_unlocated = 0;
 /// an autograd node, "optimizer state" in an optimizer's step), or nullptr
 /// (copy_observer.cpp).
 const char *allocation_owner();
+inline constexpr const char *kGradients = "gradients";
 
 /// A front end's frames at a copy (StatementProvider), innermost first.
 struct Statement {

@@ -57,12 +57,17 @@ void Hub::on_memory(detail::MemoryAction action, int device,
     return;
   const std::int64_t t = now_ns() - h.start_ns_;
   switch (action) {
-  case detail::MemoryAction::alloc:
-    if (const std::uint64_t id =
-            h.timeline_.allocated(name, address, bytes, t, allocation_owner()))
-      if (t_unlocated < kUnlocated)
-        t_unlocated_ids[t_unlocated++] = id;
+  case detail::MemoryAction::alloc: {
+    const char *owner = allocation_owner();
+    const std::uint64_t id =
+        h.timeline_.allocated(name, address, bytes, t, owner);
+    // Gradients are made on the autograd engine's device threads, whose
+    // stacks hold no frame of the user's: unwinding one finds no line, and
+    // costs more than the op that allocated.
+    if (id && owner != kGradients && t_unlocated < kUnlocated)
+      t_unlocated_ids[t_unlocated++] = id;
     break;
+  }
   case detail::MemoryAction::free:
     h.timeline_.freed(name, address, bytes, t);
     break;
