@@ -61,10 +61,7 @@ class RunTest(unittest.TestCase):
             json.dump(findings, f)
         cmd = [sys.executable, os.path.join(HERE, "run.py"), "--mirrors", self.mirrors,
                "--tune-file", tune, "--blind-file", blind,
-               "--blind2-file", self.write_set("blind2", []),
-               "--blind3-file", self.write_set("blind3", []),
-               "--blind4-file", self.write_set("blind4", []),
-               "--blind5-file", self.write_set("blind5", []),
+               *[a for name in run.SETS[2:] for a in (f"--{name}-file", self.write_set(name, []))],
                "--linter", f"{sys.executable} {os.path.join(HERE, 'fake_linter.py')}", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env)
 
