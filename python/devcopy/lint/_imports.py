@@ -168,9 +168,10 @@ def loaders_of_file(path):
 # A function's head: its name, its first parameter, then blank and comment
 # lines and at most one docstring before the body.
 _HEAD = (r"^def\s+(\w+)\s*\(\s*(\w+)[^)]*\)\s*(?:->[^:]*)?:[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*"
-         r"(?:[ \t]+[rRuU]?(?:\"\"\"(?:(?!\"\"\")[\s\S])*\"\"\"|\'\'\'(?:(?!\'\'\')[\s\S])*\'\'\')"
+         r"(?:[ \t]+[rRuU]?(?:\"\"\"[^\"]*(?:\"(?!\"\")[^\"]*)*\"\"\"|\'\'\'[^\']*(?:\'(?!\'\')[^\']*)*\'\'\')"
          r"[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*)?")
 _MOVER = re.compile(_HEAD + r"[ \t]+return\s+(\w+)\.(cuda|to)\(", re.M)
+_TOP_DEF = re.compile(r"^def\s", re.M)
 
 
 # `def to_var(x): if torch.cuda.is_available(): x = x.cuda()` then `return
@@ -183,9 +184,14 @@ _MOVER_IF = re.compile(_HEAD + r"[ \t]+if\b[^\n]*:[ \t]*\n"
 def movers_by_text(text):
     """{function: method} for functions that only hand back their first
     argument moved (`def cuda(t, flag): return t.cuda() if flag else t`)."""
-    out = {m.group(1): m.group(4) for m in _MOVER.finditer(text) if m.group(2) == m.group(3)}
-    for m in _MOVER_IF.finditer(text):
-        if m.group(2) == m.group(3) == m.group(4) == m.group(6):
+    out = {}
+    for start in _TOP_DEF.finditer(text):  # the patterns tried only where a function starts
+        m = _MOVER.match(text, start.start())
+        if m and m.group(2) == m.group(3):
+            out[m.group(1)] = m.group(4)
+            continue
+        m = _MOVER_IF.match(text, start.start())
+        if m and m.group(2) == m.group(3) == m.group(4) == m.group(6):
             out.setdefault(m.group(1), m.group(5))
     return out
 
