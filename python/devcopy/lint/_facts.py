@@ -78,12 +78,33 @@ def _sources(folder):
     return tuple(out)
 
 
+# `torch.set_default_tensor_type(torch.cuda.HalfTensor)` (or its string, or
+# `set_default_device('cuda')`): from then on bare factories are made on the
+# device.
+_DEVICE_DEFAULT = re.compile(r"""\bset_default_(?:tensor_type\(\s*['"]?torch\.cuda\.\w+|device\(\s*['"]cuda)""")
+
+
+def _device_default(source, path):
+    """Whether the file, or a file of its package folder (the entry point that
+    builds its models: `Llama.build` in generation.py for model.py), makes a
+    CUDA tensor type the default."""
+    if _DEVICE_DEFAULT.search(source):
+        return True
+    if not path:
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.path.isfile(os.path.join(folder, "__init__.py")) and \
+        any(_DEVICE_DEFAULT.search(text) for text in _sources(folder))
+
+
 class FileFacts:
-    """Whether the file works with a device at all, or is fixed to the CPU."""
+    """Whether the file works with a device at all, or is fixed to the CPU,
+    and whether its bare factories are made on the device."""
 
     def __init__(self, source, path=None):
         accel = self.names_accelerator = _ACCEL.search(source) is not None
         self.cpu_fixed = not accel and _chooses_cpu(source)
+        self.device_default = accel and _device_default(source, path)
         self.uses_device = not self.cpu_fixed and (
             accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path)
             or _guarded_module(source, path))

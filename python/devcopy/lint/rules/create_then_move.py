@@ -142,12 +142,17 @@ def _rebinds(stmt, name):
 
 
 def _made_elsewhere(walk, factory, q, chain=None):
-    """Given a device, or uploading real host data: nothing to move. A legacy
+    """Given a device, made on it by a CUDA default tensor type (every factory
+    but the typed legacy constructors, `torch.FloatTensor`, which stay on the
+    host), or uploading real host data: nothing to move. A legacy
     constructor whose values are overwritten before the move
     (`torch.LongTensor(b).fill_(0)`) was given a size, whatever it reads as."""
     if any(k.arg == "device" for k in factory.keywords):
         return True
-    sized = chain is not None and q.split(".")[1] in LEGACY and _overwritten(chain, factory)
+    short = q.split(".")[1]
+    if walk.facts.device_default and (short not in LEGACY or short == "Tensor"):
+        return True
+    sized = chain is not None and short in LEGACY and _overwritten(chain, factory)
     return _uploads_data(walk, factory, q) and not sized
 
 
