@@ -24,6 +24,12 @@ WRAPPERS = frozenset(("DataParallel", "DistributedDataParallel", "compile", "get
 PLACERS = frozenset(("prepare", "prepare_model"))
 
 
+# The target recorded in a scope's moves for a name bound to a module that is
+# already on the device (`model = DataParallel(model)` of a moved model): not
+# a move of its own, so never the same target as the next move.
+PLACED = "(placed)"
+
+
 def _name(func):
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 

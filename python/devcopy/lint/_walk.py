@@ -9,7 +9,8 @@ from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
 from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop, step_loops
-from ._moves import is_stateless, moved_unknown, moved_value, placed_before, placed_by_builder, target_text
+from ._moves import (PLACED, is_stateless, moved_unknown, moved_value, placed_before, placed_by_builder,
+                     target_text)
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -34,7 +35,7 @@ class Scope:
         self.func, self.cls = func, cls
         self.env = dict(outer.env) if outer else {}
         self.built = dict(outer.built) if outer else {}  # name -> class refs it was built from
-        self.moves = []   # (key, target, path, node): module moves, for twice-in-a-function
+        self.moves = []   # (key, target, path, node): module moves and rebindings, in order
         self.moved = set()  # receivers moved so far (keys)
         self.moved_at = {}  # name -> the node that put its module on the device
         self.maybe_moved = {}  # name -> `get_model(...).cuda()`: moved, if it is a module
@@ -312,7 +313,8 @@ class Walk(Expressions):
             self.scope.moved.discard(target.id)
             self.scope.moved_at.pop(target.id, None)
             self.scope.maybe_moved[target.id] = moved_unknown(self, value) if placed is None else None
-            self.scope.moves.append((target.id, None, self.path_ifs, None))  # a new module here
+            # A new module here (target None), or one already placed (PLACED).
+            self.scope.moves.append((target.id, None if placed is None else PLACED, self.path_ifs, None))
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)
                 self.scope.moved_at[target.id] = placed

@@ -6,7 +6,7 @@ import os
 
 from .._kinds import CKPT
 from .._moves import moved_in_base, placed_before
-from .repeated_module_move import add_event, receiver_key
+from .repeated_module_move import add_event, opposite, receiver_key
 
 RULE = "devcopy-checkpoint-to-device"
 MESSAGE = ("{load} restores every tensor on the device it was saved from, beside the parameters "
@@ -52,6 +52,19 @@ def _last_load(body):
     return s.value if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) else None
 
 
+def _moved_on_this_path(walk, key):
+    """Whether the last move of `key` this function made can run before this
+    line: a move in the other branch of an `if` around it cannot (`if
+    resume: model = model.to(d); model.load_state_dict(...)` / `else:
+    model.load_state_dict(torch.load(p, map_location=d)); model.to(d)`)."""
+    if key not in walk.scope.moved:
+        return False
+    for pkey, target, path, _ in reversed(walk.scope.moves):
+        if pkey == key and not opposite(path, walk.path_ifs):
+            return target is not None  # None: a new module bound here since
+    return not any(m[0] == key for m in walk.scope.moves)
+
+
 def _judge(walk, model, ck):
     key = receiver_key(model)
     scope, cls = walk.scope, walk.scope.cls
@@ -70,8 +83,10 @@ def _judge(walk, model, ck):
         seg += f" (through torch.load at line {line}{other})"
     seg = seg.replace("{", "{{").replace("}", "}}")
     name = (key or "the model").replace("{", "{{").replace("}", "}}")
-    moved = key in scope.moved or placed_before(walk, model) is not None or \
-        scope.maybe_moved.get(key) is not None
+    if isinstance(model, ast.Name):  # a local: its moves and rebindings in this function, by path
+        moved = _moved_on_this_path(walk, key) or scope.maybe_moved.get(key) is not None
+    else:
+        moved = key in scope.moved or placed_before(walk, model) is not None
     how = "moved earlier in this function"
     if not moved and moved_in_base(walk, model):
         moved, how = True, "moved in the constructor of its base class"

@@ -178,7 +178,7 @@ def _twice(walk, call, key, target, place):
             continue
         if ptarget is None or pkey not in scope.moved:
             break  # reassigned since
-        if ptarget != target or _opposite(ppath, walk.path_ifs):
+        if ptarget != target or opposite(ppath, walk.path_ifs):
             break
         walk.report(RULE, call, f"module '{key}' is moved to {target} again; it was already moved at "
                                 f"line {pnode.lineno}, so any layer rebuilt in between is copied twice; "
@@ -206,6 +206,8 @@ def _every_iteration(walk, call, key, target, place):
     return True
 
 
-def _opposite(a, b):
+def opposite(a, b):
+    """Whether two paths of branches (`walk.path_ifs`) part at an `if`: one
+    runs its body, the other its `else`."""
     branches = dict(a)
     return any(branches.get(node, branch) != branch for node, branch in b)
