@@ -364,6 +364,26 @@ def _only_after(walk, loop, acc):
         not written_after(fn, loop, acc)
 
 
+# What a tensor's metadata says without reading its data.
+_METADATA = frozenset(("shape", "size", "ndim", "dim", "numel", "dtype", "device"))
+
+
+def _sizes_read(node, name):
+    """The loads of `name` in `node` that only ask its size (`total +=
+    clean.shape[0]`, `len(x)`, `x.numel()`): no value of the read."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in _METADATA:
+            inner = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1:
+            inner = n.args[0]
+        else:
+            continue
+        if isinstance(inner, ast.Name) and inner.id == name:
+            out.add(id(inner))
+    return out
+
+
 def _uses_of(walk, stmt, name):
     """How one statement uses `name`: 'need' (a condition or index),
     'accumulate' (+= into a total), 'report' (fed to a meter or a logger),
@@ -393,7 +413,10 @@ def _uses_of(walk, stmt, name):
     elif isinstance(stmt, ast.With):
         own = [i.context_expr for i in stmt.items]
     for s in own:
+        sizes = _sizes_read(s, name)
         for n in ast.walk(s):
+            if id(n) in sizes:
+                continue
             if isinstance(n, (ast.Subscript, ast.Compare)):
                 inner = n.slice if isinstance(n, ast.Subscript) else n
                 if any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(inner)):
