@@ -2,12 +2,12 @@
 """Recall and precision of ``python3 -m devcopy lint`` on real PyTorch code.
 
 Reads the labelled sets (tune.tsv, blind.tsv, blind2.tsv, blind3.tsv,
-blind4.tsv, blind5.tsv, blind9.tsv: repository, commit, path, line, label, note), checks every Python
+blind4.tsv, ..., blind9.tsv: repository, commit, path, line, label, note), checks every Python
 file of each labelled repository out of the fetched mirrors at its commit,
 lints the labelled files with the JSON output and compares the findings with
 the labels, per set and per rule.
 
-  python3 bench/pyreal/run.py [--set tune|blind|blind2|blind3|blind4|blind5|blind9|all] [--mirrors /work/.mirror]
+  python3 bench/pyreal/run.py [--set tune|blind|blind2|blind3|blind4|...|blind9|all] [--mirrors /work/.mirror]
                               [--devcopy-python python] [--show] [--repo OWNER/NAME]
 
 See README.md next to this file for how the mirrors are fetched and how the
