@@ -61,7 +61,7 @@ class Walk(Expressions):
         self.pending = {}  # findings a rule decides at the file's end (create-then-move through locals)
         self.classes, self.functions = {}, {}
         self.loops, self.uses, self.path_ifs = [], [], ()
-        self.scope = Scope(None, None)
+        self.scope = self.module_scope = Scope(None, None)
         self.module_env = self.scope.env
         self.stmt = None
         self.lines = source_lines(source)

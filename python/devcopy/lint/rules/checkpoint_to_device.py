@@ -52,17 +52,37 @@ def _last_load(body):
     return s.value if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) else None
 
 
-def _moved_on_this_path(walk, key):
-    """Whether the last move of `key` this function made can run before this
-    line: a move in the other branch of an `if` around it cannot (`if
-    resume: model = model.to(d); model.load_state_dict(...)` / `else:
-    model.load_state_dict(torch.load(p, map_location=d)); model.to(d)`)."""
-    if key not in walk.scope.moved:
-        return False
-    for pkey, target, path, _ in reversed(walk.scope.moves):
+def _last_move(walk, scope, key):
+    """The move of `key` in `scope` that puts it on the device before this
+    line (True when its node is not known), or None. A move in the other
+    branch of an `if` around the line does not count (`if resume: model =
+    model.to(d)` / `else: model.load_state_dict(torch.load(p,
+    map_location=d)); model.to(d)`), nor one undone by a rebinding since."""
+    if key not in scope.moved:
+        return None
+    for pkey, target, path, node in reversed(scope.moves):
         if pkey == key and not opposite(path, walk.path_ifs):
-            return target is not None  # None: a new module bound here since
-    return not any(m[0] == key for m in walk.scope.moves)
+            if target is None:
+                return None  # a new module bound here since
+            return node if node is not None else scope.moved_at.get(key, True)
+    if any(m[0] == key for m in scope.moves):
+        return None
+    return scope.moved_at.get(key, True)
+
+
+def _global(walk, key):
+    """Whether `key` names a module-level variable in this function (never
+    bound in it): `def test(): model.load_state_dict(torch.load(p))`."""
+    fn = walk.scope.func
+    if fn is None:
+        return False
+    local = getattr(fn, "devcopy_locals", None)
+    if local is None:
+        a = fn.args
+        local = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p is not None}
+        local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        fn.devcopy_locals = local
+    return key not in local
 
 
 def _judge(walk, model, ck):
@@ -83,11 +103,14 @@ def _judge(walk, model, ck):
         seg += f" (through torch.load at line {line}{other})"
     seg = seg.replace("{", "{{").replace("}", "}}")
     name = (key or "the model").replace("{", "{{").replace("}", "}}")
-    if isinstance(model, ast.Name):  # a local: its moves and rebindings in this function, by path
-        moved = _moved_on_this_path(walk, key) or scope.maybe_moved.get(key) is not None
+    how = "moved earlier in this function"
+    if isinstance(model, ast.Name):  # a variable: its moves and rebindings, by path
+        at = _last_move(walk, walk.module_scope if _global(walk, key) else scope, key)
+        moved = at is not None or scope.maybe_moved.get(key) is not None
+        if isinstance(at, ast.AST):
+            how = f"moved at line {at.lineno}"
     else:
         moved = key in scope.moved or placed_before(walk, model) is not None
-    how = "moved earlier in this function"
     if not moved and moved_in_base(walk, model):
         moved, how = True, "moved in the constructor of its base class"
     if not refs and not moved:

@@ -53,10 +53,11 @@ def module_move(walk, call, meth, recv):
     if recv is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             builds_moved(walk, node.func.id, 0):
         return key, target, place  # get_model(...).to(device): a builder's moved module
-    # An unknown member moved as a statement in __init__ is a module: a
+    # An unknown member or local moved as a statement is a module: a
     # tensor's move would be dropped.
     stmt = walk.stmt
-    if recv is None and key and key.startswith("self.") and isinstance(stmt, ast.Expr) and stmt.value is call:
+    if recv is None and key and (key.startswith("self.") or "." not in key) and isinstance(stmt, ast.Expr) \
+            and stmt.value is call:
         return key, target, place
     return None
 
