@@ -24,10 +24,27 @@ class ClassFacts:
         self.members = {}       # attr -> kind
         self.owned = {}         # attr -> list of class refs built into it
         self.init_moves = []    # (node, target text): moves of self or members in __init__
+        self.init_helpers = set()  # methods __init__ calls (`self.build_model()`): part of it
         self.registered = set()  # parameters and buffers: an optimizer changes them
         self.premoved = {}  # member -> the move of a module before it became the member
         self.stateful = False  # holds layers or tensors (else a move copies nothing)
         self.bases = []  # refs of base classes of the file or the package
+
+
+def _init_helpers(methods):
+    """The methods `__init__` calls on `self`, and those they call in turn:
+    `self.build_model()` moving `self.unet` builds the instance as
+    `__init__` does."""
+    by_name = {m.name: m for m in methods}
+    found, todo = set(), [by_name["__init__"]] if "__init__" in by_name else []
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and \
+                    n.func.attr in by_name and n.func.attr not in found and n.func.attr != "__init__":
+                found.add(n.func.attr)
+                todo.append(by_name[n.func.attr])
+    return found
 
 
 class Scope:
@@ -119,7 +136,8 @@ class Walk(Expressions):
                     for b in node.bases)
         facts.stateful = facts.stateful or not plain  # a subclass of a layer holds its weights
         methods = [s for s in node.body if isinstance(s, _FUNCS)]
-        methods.sort(key=lambda m: m.name != "__init__")
+        facts.init_helpers = _init_helpers(methods)
+        methods.sort(key=lambda m: (m.name != "__init__", m.name not in facts.init_helpers))
         for m in methods:
             self.function(m, facts)
 

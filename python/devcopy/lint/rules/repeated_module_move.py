@@ -75,7 +75,8 @@ def on_call(walk, call, q, meth, recv):
     scope, cls = walk.scope, walk.scope.cls
     fn = scope.func
     in_to_override = cls is not None and fn is not None and fn.name == "to"
-    if place != "cpu" and cls is not None and fn is not None and fn.name == "__init__" and key and \
+    if place != "cpu" and cls is not None and fn is not None and \
+            (fn.name == "__init__" or fn.name in cls.init_helpers) and key and \
             (key == "self" or key.startswith("self.")):
         cls.init_moves.append((call, target))
     if _every_iteration(walk, call, key, target, place):
