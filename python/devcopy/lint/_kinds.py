@@ -45,7 +45,7 @@ MODULE_ONLY_METHODS = frozenset(
 # Methods only a Tensor has, called as a tensor calls them (no positional
 # argument): `loss.backward()` says `loss` is one, `accelerator.backward(loss)`
 # says nothing about `accelerator`.
-TENSOR_ONLY_METHODS = frozenset(("backward", "retain_grad", "detach_", "detach"))
+TENSOR_ONLY_METHODS = frozenset(("backward", "retain_grad", "detach_", "detach", "clone", "contiguous"))
 # Tensor methods that certainly return a new tensor made from the receiver:
 # the only ones a dropped result is reported for (a method of anything else,
 # `accelerator.log(...)`, may be called for its effect).

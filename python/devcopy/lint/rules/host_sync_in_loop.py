@@ -107,14 +107,29 @@ def on_call(walk, call, q, meth, recv):
         return
     found = _format_sync(walk, call) if meth == "format" and (recv is None or recv[0] != TENSOR) \
         else _sync(walk, call, meth, recv)
-    if found is None or not loop.runs_every_iteration():
+    if found is None:
         return
     stmt = walk.stmt
     if isinstance(stmt, ast.Expr) and stmt.value is call and meth is not None and meth not in _LOGS:
         return  # devcopy-discarded-copy reports a dropped read
-    if loop is walk.in_loop() and _read_again(walk, loop, call, found):
+    # A second read of an unchanged tensor is redundant however often the
+    # iteration runs (`if isinstance(m, nn.BatchNorm2d):` in a loop over
+    # modules), unless a `%` guard makes it a periodic log.
+    every = loop.runs_every_iteration()
+    if loop is walk.in_loop() and (every or not _periodic_path(walk, loop)) and _read_again(walk, loop, call, found) \
+            or not every:
         return
     _judge_read(walk, call, loop, found, meth)
+
+
+def _periodic_path(walk, loop):
+    """Whether an `if` around the call tests a `%` or a local set from one."""
+    for node, _ in walk.path_ifs:
+        for n in ast.walk(node.test):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) or \
+                    isinstance(n, ast.Name) and n.id in loop.periodic:
+                return True
+    return False
 
 
 def _read_again(walk, loop, call, found):
