@@ -381,11 +381,11 @@ class Expressions:
     def move_target(self, n):
         """('device', place) for a device move, ('dtype', None) for a cast, (None, None)."""
         args = list(n.args)
-        for k in n.keywords:
+        for k in n.keywords:  # `.to(dtype=x.dtype, device=x.device)` moves, whatever the order
             if k.arg == "device":
                 return ("device", self.kind_of_device(k.value))
-            if k.arg == "dtype" and not args:
-                return ("dtype", None)
+        if not args and any(k.arg == "dtype" for k in n.keywords):
+            return ("dtype", None)
         if not args:
             return (None, None)
         a = args[0]
