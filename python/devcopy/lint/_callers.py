@@ -1,11 +1,16 @@
 """What a function of the file is given, from its calls in the file: a
 parameter that every call passes a tensor (on a device, or of unknown
 place) is such a tensor (`visualization(..., pred, seg, ...)` with `pred`
-the model's output). The function is walked again with those kinds once
+the model's output), and one that every call passes a module already moved
+to the device is such a module (`evaluate(model, ...)` after
+`model.to(device)`). The function is walked again with those kinds once
 the whole file has been walked, since its calls may come after it."""
 import ast
 
-from ._kinds import TENSOR
+from ._kinds import MODULE, TENSOR
+
+# The kind given to a parameter that every call passes a moved module.
+MOVED_MODULE = (MODULE, None, "moved")
 
 
 def record(walk, call, kinds):
@@ -15,6 +20,8 @@ def record(walk, call, kinds):
         return
     if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
         return  # f(*args), f(**kw): positions unknown
+    moved = walk.scope.moved
+    kinds = [MOVED_MODULE if type(a) is ast.Name and a.id in moved else k for a, k in zip(call.args, kinds)]
     walk.calls_of.setdefault(f.id, []).append((kinds, {k.arg: walk.kind_of(k.value) for k in call.keywords}))
 
 
@@ -31,7 +38,9 @@ def parameter_kinds(walk, fn):
         if p.annotation is not None:
             continue
         seen = [pos[i] if i < len(pos) else kw.get(p.arg) for pos, kw in calls]
-        if seen and all(k and k[0] == TENSOR and k[1] != "cpu" for k in seen):
+        if seen and all(k == MOVED_MODULE for k in seen):
+            out[p.arg] = MOVED_MODULE
+        elif seen and all(k and k[0] == TENSOR and k[1] != "cpu" for k in seen):
             places = {k[1] for k in seen}
             out[p.arg] = (TENSOR, places.pop() if len(places) == 1 else None)
     return out
@@ -52,4 +61,8 @@ def walk_again(walk, body):
         walk.function(s, None)
         walk.given = None
         walk.findings = found + [f for f in walk.findings if f[:3] not in seen]
-        walk.events = events  # the facts other files read were given the first time
+        # The facts other files read were given the first time; a checkpoint
+        # loaded into a moved module the callers give is new.
+        known = {(e["rule"], e["line"], e["col"]) for e in events}
+        walk.events = events + [e for e in walk.events if e["moved_before"] and
+                                (e["rule"], e["line"], e["col"]) not in known]

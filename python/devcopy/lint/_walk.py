@@ -4,7 +4,7 @@ at each call and expression statement."""
 import ast
 
 from . import _imports
-from ._callers import walk_again
+from ._callers import MOVED_MODULE, walk_again
 from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
@@ -183,6 +183,10 @@ class Walk(Expressions):
                 kind = (DEVICE, None)
             if kind is None and self.given is not None and self.given[0] is node:
                 kind = self.given[1].get(p.arg)
+                if kind == MOVED_MODULE:  # every call passes a module already on the device
+                    kind = (MODULE, None)
+                    self.scope.moved.add(p.arg)
+                    self.scope.moves.append((p.arg, PLACED, (), None))
             env[p.arg] = kind
 
     def annotation(self, node):
