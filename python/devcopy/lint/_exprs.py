@@ -145,6 +145,15 @@ class Expressions:
         # `self._device = validate_and_set_device(...)`, a call it cannot see into).
         return (DEVICE, None) if is_device_name(n.attr) else None
 
+    def own_methods(self):
+        """Names of the methods the file's classes define: a class of its own
+        may have a `clone()` (DeepRL's `Grads`), so that call says nothing."""
+        names = getattr(self, "_own_methods", None)
+        if names is None:
+            names = self._own_methods = {f.name for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef)
+                                         for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return names
+
     def call(self, n):
         f = n.func
         q = self.imports.qual(f)
@@ -155,7 +164,8 @@ class Expressions:
                 recv = self.expr(f.value)
                 if meth in MODULE_ONLY_METHODS and recv is None:
                     recv = self.mark_module(f.value)
-                elif meth in TENSOR_ONLY_METHODS and recv is None and not n.args:
+                elif meth in TENSOR_ONLY_METHODS and recv is None and not n.args and \
+                        meth not in self.own_methods():
                     recv = self.mark(f.value, (TENSOR, None))
                 if meth in ("register_buffer", "register_parameter", "add_module", "register_module") \
                         and self.scope.cls:

@@ -56,12 +56,29 @@ def _sync(walk, call, meth, recv):
             return f"'item()' reads '{name}' on the host", target
         return f"'{meth}()' copies '{name}' to the host", target
     f = call.func
-    if isinstance(f, ast.Name) and f.id in _CASTS and len(call.args) == 1 and walk.lookup(f.id) is None:
-        k = walk.kind_of(call.args[0])
-        if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(call.args[0]):
-            verb = "prints" if f.id == "print" else "reads"
-            return f"'{f.id}()' {verb} '{walk.segment(call.args[0])}' on the host", call.args[0]
+    if isinstance(f, ast.Name) and f.id in _CASTS and walk.lookup(f.id) is None and \
+            (len(call.args) == 1 or f.id == "print"):
+        for a in call.args:  # print(loss, warm_up) prints each of its arguments
+            k = walk.kind_of(a)
+            if k is None and isinstance(a, ast.Name) and _named_tensor(walk, a.id):
+                k = (TENSOR, None)
+            if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(a):
+                verb = "prints" if f.id == "print" else "reads"
+                return f"'{f.id}()' {verb} '{walk.segment(a)}' on the host", a
     return None
+
+
+def _named_tensor(walk, name):
+    """A local of unknown kind that the innermost loop calls `backward()` or
+    `item()` on (`print(loss, warm_up)` before `loss.backward()`): a tensor."""
+    loop = walk.in_loop()
+    if loop is None:
+        return False
+    for n in ast.walk(loop.node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "item") \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == name:
+            return True
+    return False
 
 
 def _format_sync(walk, call):
