@@ -97,13 +97,40 @@ def _device_default(source, path):
         any(_DEVICE_DEFAULT.search(text) for text in _sources(folder))
 
 
+# `CUDA = False` at module level: a switch for the accelerator, turned off.
+_FLAG_OFF = re.compile(r"^((?:USE_|use_)?(?:CUDA|cuda|GPU|gpu)S?)\s*=\s*False\s*(?:#.*)?$", re.M)
+
+
+def _switched_off(source):
+    """A program whose accelerator switch is a module-level `CUDA = False`,
+    never assigned again, and every accelerator use of which is on a line
+    that names the switch or in a block under `if CUDA:`: it runs on the CPU."""
+    for m in _FLAG_OFF.finditer(source):
+        name = m.group(1)
+        if len(re.findall(r"^\s*(?:global\s+%s\b|%s\s*=)" % (name, name), source, re.M)) != 1:
+            continue
+        rest, under = [], None
+        for line in source.split("\n"):
+            indent = len(line) - len(line.lstrip())
+            if under is not None and (not line.strip() or indent > under):
+                continue  # inside `if CUDA:`
+            under = None
+            if re.match(r"\s*if\s+%s\s*:" % name, line):
+                under = indent
+            elif not re.search(r"\b%s\b" % name, line):
+                rest.append(line)
+        if not _ACCEL.search("\n".join(rest)):
+            return True
+    return False
+
+
 class FileFacts:
     """Whether the file works with a device at all, or is fixed to the CPU,
     and whether its bare factories are made on the device."""
 
     def __init__(self, source, path=None):
         accel = self.names_accelerator = _ACCEL.search(source) is not None
-        self.cpu_fixed = not accel and _chooses_cpu(source)
+        self.cpu_fixed = not accel and _chooses_cpu(source) or accel and _switched_off(source)
         self.device_default = accel and _device_default(source, path)
         self.uses_device = not self.cpu_fixed and (
             accel or "device" in source or _SCRIPT_LINE.search(source) is None and _library(path)
