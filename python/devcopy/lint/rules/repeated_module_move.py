@@ -180,7 +180,7 @@ def _twice(walk, call, key, target, place):
             continue
         if ptarget is None or pkey not in scope.moved:
             break  # reassigned since
-        if ptarget != target or opposite(ppath, walk.path_ifs):
+        if ptarget != target or opposite(ppath, walk.path_ifs) or _moved_between(walk, key, pnode, call):
             break
         walk.report(RULE, call, f"module '{key}' is moved to {target} again; it was already moved at "
                                 f"line {pnode.lineno}, so any layer rebuilt in between is copied twice; "
@@ -188,6 +188,17 @@ def _twice(walk, call, key, target, place):
                     notes=[(walk.path, pnode.lineno, pnode.col_offset, f"first move of '{pkey}' here")])
         break
     scope.moves.append((key, target, walk.path_ifs, call))
+
+
+def _moved_between(walk, key, first, call):
+    """A move of `key` between two lines that the walk could not place
+    (`discrim_net.to(torch.device('cpu'))` with torch from a star import):
+    an offload between the two moves."""
+    for n in ast.walk(walk.scope.func or walk.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cpu", "cuda") \
+                and first.lineno < n.lineno < call.lineno and receiver_key(n.func.value) == key:
+            return True
+    return False
 
 
 def _every_iteration(walk, call, key, target, place):
