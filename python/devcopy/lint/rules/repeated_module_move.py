@@ -40,7 +40,7 @@ def module_move(walk, call, meth, recv):
         return None
     node = call.func.value
     key = receiver_key(node)
-    is_super = isinstance(node, ast.Call)
+    is_super = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
     if meth == "to":
         kind, place = walk.move_target(call)
         if kind not in ("device", "tensor"):
