@@ -48,8 +48,7 @@ def per_element(walk, loop, tensor, meth):
     it, target = loop.node.iter, loop.node.target
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
         it = it.args[0]  # for j, v in enumerate(t): v is the element
-        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
-                isinstance(target.elts[1], ast.Name) and target.elts[1].id == tensor.id):
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and _binds(target.elts[1], tensor.id)):
             return None
     elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip":
         # for suffix, v in zip(names, t): v is an element of t
@@ -59,7 +58,7 @@ def per_element(walk, loop, tensor, meth):
         if len(at) != 1:
             return None
         it = it.args[at[0]]
-    elif not (isinstance(target, ast.Name) and target.id == tensor.id):
+    elif not _binds(target, tensor.id):  # for v in t, for (start, end) in t: rows of t
         return None
     k = walk.kind_of(it)
     if not (k and k[0] == TENSOR and k[1] != "cpu" or
@@ -69,6 +68,14 @@ def per_element(walk, loop, tensor, meth):
     # writing the element just read (`labels[i] = lookup[lbl.item()]`) does
     # not change what it yields.
     return it
+
+
+def _binds(target, name):
+    """Whether a loop target binds `name` to an element of what it iterates,
+    or to a part of one (`(start, end)`: the two numbers of a row)."""
+    if isinstance(target, ast.Name):
+        return target.id == name
+    return isinstance(target, (ast.Tuple, ast.List)) and any(_binds(e, name) for e in target.elts)
 
 
 def _module_param(walk, name):
