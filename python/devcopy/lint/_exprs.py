@@ -117,6 +117,17 @@ class Expressions:
             for h in self.format_hooks:  # f"{loss:.3f}"
                 h(self, n, n.value)
             return None
+        if t is ast.ListComp:
+            moved = self._moved_elements(n)
+            if moved is not None:
+                for child in n.generators:  # walked as below, with the hooks
+                    self.expr(child.iter)
+                    for c in child.ifs:
+                        self.expr(c)
+                    for h in self.comprehension_hooks:
+                        h(self, n, child)
+                self.expr(n.elt)
+                return moved
         for child in ast.iter_child_nodes(n):
             if isinstance(child, ast.expr):
                 self.expr(child)
@@ -144,6 +155,23 @@ class Expressions:
         # Named for a device, and nothing the file says contradicts it (also
         # `self._device = validate_and_set_device(...)`, a call it cannot see into).
         return (DEVICE, None) if is_device_name(n.attr) else None
+
+    def _moved_elements(self, n):
+        """`[t.cuda() for t in batch]`, `[x.to(device) for x in data]`: a list
+        of tensors moved to the device (what it unpacks into is on it); None
+        for any other comprehension."""
+        e, gens = n.elt, n.generators
+        if len(gens) != 1 or gens[0].ifs or not isinstance(gens[0].target, ast.Name) or \
+                not isinstance(e, ast.Call) or not isinstance(e.func, ast.Attribute) or \
+                not isinstance(e.func.value, ast.Name) or e.func.value.id != gens[0].target.id:
+            return None
+        if e.func.attr == "cuda":
+            return ("TT", "dev")
+        if e.func.attr == "to":
+            kind, place = self.move_target(e)
+            if kind == "device" and place != "cpu":
+                return ("TT", place)
+        return None
 
     def own_methods(self):
         """Names of the methods the file's classes define: a class of its own

@@ -257,6 +257,8 @@ def _target(walk, call, meth):
         k = walk.kind_of(a) if a is not None and not _to_host(a) else ("",)
         return None if k is not None and (k[0] != TENSOR or k[1] == "cpu") else f"{walk.segment(a)}.device"
     kind, place = walk.move_target(call)
+    if kind == "tensor" and place == "dev" and call.args:  # .to(gt): to a tensor known to be on the device
+        return f"{walk.segment(call.args[0])}.device"
     if kind != "device" or place == "cpu" or (place is None and not walk.facts.uses_device):
         return None
     return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
