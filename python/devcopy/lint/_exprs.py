@@ -18,6 +18,10 @@ TRANSPARENT = frozenset("float int bool round abs str repr format len sum".split
 # would the number (`if not math.isfinite(loss.item()):` is a condition).
 _NUMBER_TESTS = frozenset(("math.isfinite", "math.isnan", "math.isinf",
                            "numpy.isfinite", "numpy.isnan", "numpy.isinf"))
+# NumPy functions that reduce or index what they are given: the read they
+# wrap is used as their result is (`np.argmax(out.cpu().numpy(), axis=1)`
+# then `total += np.sum(pred == y)`).
+_NUMPY_REDUCTIONS = frozenset("argmax argmin argsort sum mean max min squeeze round".split())
 
 
 _NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
@@ -207,7 +211,8 @@ class Expressions:
                 recv = self.expr(f)
         name = q or meth or (f.id if isinstance(f, ast.Name) else None)
         transparent = isinstance(f, ast.Name) and f.id in TRANSPARENT or \
-            (q or dotted(f)) in _NUMBER_TESTS  # math is not among the tracked imports
+            (q or dotted(f)) in _NUMBER_TESTS or \
+            q is not None and q.split(".")[0] == "numpy" and q.split(".")[-1] in _NUMPY_REDUCTIONS
         if not transparent:
             self.uses.append(("call", name, n))
         kinds = [self.expr(a) for a in n.args]
