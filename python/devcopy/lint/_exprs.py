@@ -18,6 +18,8 @@ TRANSPARENT = frozenset("float int bool round abs str repr format len sum".split
 # would the number (`if not math.isfinite(loss.item()):` is a condition).
 _NUMBER_TESTS = frozenset(("math.isfinite", "math.isnan", "math.isinf",
                            "numpy.isfinite", "numpy.isnan", "numpy.isinf"))
+# Methods that take a state dict and hand back something else.
+_STATE_SETTERS = frozenset(("load_state_dict", "set_state_dict", "load"))
 # NumPy functions that reduce or index what they are given: the read they
 # wrap is used as their result is (`np.argmax(out.cpu().numpy(), axis=1)`
 # then `total += np.sum(pred == y)`).
@@ -223,6 +225,9 @@ class Expressions:
         if q is None and type(f) is ast.Name:
             record_call(self, n, kinds)
         kind = self.result(n, q, meth, recv)
+        if kind is None and meth not in _STATE_SETTERS:
+            # util.transfer(model, torch.load(p)): a state dict renamed or filtered is one still
+            kind = next((k for k in kinds if k and k[0] == CKPT), None)
         for h in self.call_hooks:
             h(self, n, q, meth, recv)
         return kind
