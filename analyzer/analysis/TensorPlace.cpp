@@ -152,8 +152,11 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
                                    unsigned Depth) {
   const auto *FD =
       llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (const auto *P = llvm::dyn_cast<ParmVarDecl>(VD))
-    return parameterTensor(P);
+  // A parameter holds what the callers pass until the function assigns to
+  // it; after that, the reaching definitions tell, the callers' value as one.
+  const auto *Param = llvm::dyn_cast<ParmVarDecl>(VD);
+  if (Param && !rebound(Param))
+    return ofParameter(Param);
   if (!FD || !FD->getBody())
     return Place::Unknown;
   if (!InProgress.insert(VD).second) {
@@ -198,7 +201,8 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
   };
   llvm::SmallVector<const Definition *, 4> Live;
   for (const Definition &D : Defs)
-    if (!UseBlock || Reaches(D.At))
+    if ((!Param || !isDefaultArgument(Param, D)) &&
+        (!UseBlock || Reaches(D.At)))
       Live.push_back(&D);
   std::optional<Place> Result;
   const Expr *CyclicRead = nullptr;
@@ -217,6 +221,19 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
     }
     if (P == Place::Unknown && UseBlock && hostByGuard(VD, *D, Live, Depth))
       P = Place::Host;
+    Result = !Result || *Result == P ? P : Place::Unknown;
+  }
+  // The value the parameter came with, unless a definition on every path
+  // to the use replaced it.
+  if (Param && (!UseBlock || llvm::none_of(Live, [&](const Definition *D) {
+        const CFGBlock *B = Flow->Blocks->blockContainingStmt(D->At);
+        return B && (B == UseBlock ? Flow->Sequence->inSequence(D->At, Use)
+                                   : Flow->Dominators->dominates(B, UseBlock));
+      }))) {
+    Place P =
+        UseBlock && hostByGuard(VD, Definition{nullptr, nullptr}, Live, Depth)
+            ? Place::Host
+            : ofParameter(Param);
     Result = !Result || *Result == P ? P : Place::Unknown;
   }
   InProgress.erase(VD);

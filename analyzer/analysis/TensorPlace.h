@@ -113,6 +113,8 @@ private:
   /// functor); nullptr where a call leaves it to the default.
   llvm::SmallVector<const Expr *, 4> argumentsFor(const ParmVarDecl *P);
   void indexCalls();
+  /// The function assigns to \p P (or passes it on by non-const reference).
+  bool rebound(const ParmVarDecl *P);
   /// ofParameter, unless the function assigns to the parameter.
   Place parameterTensor(const ParmVarDecl *P);
   /// Where the tensor a pointer points at lives: `&x`, or a parameter
@@ -120,10 +122,11 @@ private:
   Place pointeeOf(const Expr *Pointer, unsigned Depth);
   // TensorPlaceGuards.cpp
   /// \p Def (a definition of \p VD of unknown place) reaches a use only on
-  /// the host: another definition among \p Live downloads VD itself in the
+  /// the host: another definition among \p Live downloads in the
   /// accelerator branch of an `if` on where the code runs
-  /// (`if (!device.is_cpu()) x = x.cpu();`), and \p Def comes before that
-  /// `if` or lies in its host branch.
+  /// (`if (!device.is_cpu()) x = x.cpu();`), and \p Def lies in the host
+  /// branch, or comes before the `if` and the download moves VD itself. A
+  /// \p Def without a statement is the value a parameter came with.
   bool hostByGuard(const VarDecl *VD, const Definition &Def,
                    llvm::ArrayRef<const Definition *> Live, unsigned Depth);
   FunctionFlow *flowOf(const FunctionDecl *FD);

@@ -94,15 +94,21 @@ Place TensorPlaces::ofParameter(const ParmVarDecl *P) {
   return Params[P] = Any ? Place::Host : Place::Unknown;
 }
 
+bool isDefaultArgument(const ParmVarDecl *P, const Definition &D) {
+  return D.At == P->getDefaultArg() || D.At == P->getUninstantiatedDefaultArg();
+}
+
+bool TensorPlaces::rebound(const ParmVarDecl *P) {
+  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
+  return FD && FD->getBody() &&
+         llvm::any_of(definitionsOf(P), [&](const Definition &D) {
+           return !isDefaultArgument(P, D);
+         });
+}
+
 Place TensorPlaces::parameterTensor(const ParmVarDecl *P) {
   // A parameter the function never rebinds holds what its callers pass.
-  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
-  bool Rebound = FD && FD->getBody() &&
-                 llvm::any_of(definitionsOf(P), [&](const Definition &D) {
-                   return D.At != P->getDefaultArg() &&
-                          D.At != P->getUninstantiatedDefaultArg();
-                 });
-  return Rebound ? Place::Unknown : ofParameter(P);
+  return rebound(P) ? Place::Unknown : ofParameter(P);
 }
 
 Place TensorPlaces::pointeeOf(const Expr *Pointer, unsigned Depth) {

@@ -123,11 +123,11 @@ bool TensorPlaces::hostByGuard(const VarDecl *VD, const Definition &Def,
     const Stmt *HostBranch =
         Within(If->getThen(), Other->At) ? If->getElse() : If->getThen();
     // Before the `if`: the download must move that very value.
-    bool Before =
-        !Within(If, Def.At) &&
-        SM.isBeforeInTranslationUnit(Def.At->getEndLoc(), If->getBeginLoc()) &&
-        reads(Other->Value, VD, Ctx);
-    if ((Before || Within(HostBranch, Def.At)) &&
+    bool Before = (!Def.At || (!Within(If, Def.At) &&
+                               SM.isBeforeInTranslationUnit(
+                                   Def.At->getEndLoc(), If->getBeginLoc()))) &&
+                  reads(Other->Value, VD, Ctx);
+    if ((Before || (Def.At && Within(HostBranch, Def.At))) &&
         tensorOf(Other->Value, Depth + 1) == Place::Host)
       return true;
   }

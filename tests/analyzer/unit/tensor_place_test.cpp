@@ -283,4 +283,33 @@ void f(torch::Device dev, bool verbose) {
 )cpp");
 }
 
+TEST(TensorPlace, ReboundParameters) {
+  expectAll(R"cpp(
+torch::Tensor load();
+void downloaded(torch::Tensor t) {
+  unknown(t);
+  t = t.cpu();
+  host(t);
+}
+void guarded(torch::Tensor t) {
+  if (t.is_cuda())
+    t = t.cpu();
+  host(t);
+}
+void maybe(torch::Tensor t, bool verbose) {
+  if (verbose)
+    t = t.cpu();
+  unknown(t);
+}
+void fromHostCallers(torch::Tensor t, int n) {
+  for (int i = 0; i < n; ++i)
+    t = t.relu();
+  host(t);
+  t = t.cuda();
+  accelerator(t);
+}
+void f() { fromHostCallers(load().cpu(), 2); }
+)cpp");
+}
+
 } // namespace
