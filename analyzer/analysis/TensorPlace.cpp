@@ -148,60 +148,15 @@ TensorPlaces::FunctionFlow *TensorPlaces::flowOf(const FunctionDecl *FD) {
   return Slot.get();
 }
 
-Place TensorPlaces::ofParameter(const ParmVarDecl *P) {
-  auto [It, New] = Params.try_emplace(P, Place::Unknown);
-  if (!New)
-    return It->second; // known, or in progress (a recursive call)
-  const auto *FD = llvm::dyn_cast_or_null<FunctionDecl>(P->getDeclContext());
-  if (!FD || !FD->getIdentifier() || P->getType()->isPointerType())
-    return Place::Unknown;
-  const unsigned Index = P->getFunctionScopeIndex();
-  bool Any = false;
-  for (const CallExpr *Call : callsInMainFile(FD)) {
-    if (Index >= Call->getNumArgs() ||
-        tensorOf(Call->getArg(Index), 0) != Place::Host)
-      return Params[P] = Place::Unknown;
-    Any = true;
-  }
-  return Params[P] = Any ? Place::Host : Place::Unknown;
-}
-
-llvm::SmallVector<const CallExpr *, 4>
-TensorPlaces::callsInMainFile(const FunctionDecl *FD) {
-  using namespace ast_matchers;
-  const FunctionDecl *Canon = FD->getCanonicalDecl();
-  auto Calls = callExpr(unless(cxxOperatorCallExpr()),
-                        callee(functionDecl(hasName(FD->getName()))))
-                   .bind("call");
-  const SourceManager &SM = Ctx.getSourceManager();
-  llvm::SmallVector<const CallExpr *, 4> Out;
-  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
-    if (D->isImplicit() ||
-        !SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
-      continue;
-    for (const auto &M : match(decl(forEachDescendant(Calls)), *D, Ctx)) {
-      const auto *Call = M.getNodeAs<CallExpr>("call");
-      if (Call->getDirectCallee() &&
-          Call->getDirectCallee()->getCanonicalDecl() == Canon)
-        Out.push_back(Call);
-    }
-  }
-  return Out;
-}
-
 Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
                                    unsigned Depth) {
   const auto *FD =
       llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
-  if (const auto *P = llvm::dyn_cast<ParmVarDecl>(VD)) {
-    // A parameter the function never rebinds holds what its callers pass.
-    bool Rebound = FD && FD->getBody() &&
-                   llvm::any_of(definitionsOf(VD), [&](const Definition &D) {
-                     return D.At != P->getDefaultArg() &&
-                            D.At != P->getUninstantiatedDefaultArg();
-                   });
-    return Rebound ? Place::Unknown : ofParameter(P);
-  }
+  // A parameter holds what the callers pass until the function assigns to
+  // it; after that, the reaching definitions tell, the callers' value as one.
+  const auto *Param = llvm::dyn_cast<ParmVarDecl>(VD);
+  if (Param && !rebound(Param))
+    return ofParameter(Param);
   if (!FD || !FD->getBody())
     return Place::Unknown;
   if (!InProgress.insert(VD).second) {
@@ -246,7 +201,8 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
   };
   llvm::SmallVector<const Definition *, 4> Live;
   for (const Definition &D : Defs)
-    if (!UseBlock || Reaches(D.At))
+    if ((!Param || !isDefaultArgument(Param, D)) &&
+        (!UseBlock || Reaches(D.At)))
       Live.push_back(&D);
   std::optional<Place> Result;
   const Expr *CyclicRead = nullptr;
@@ -263,6 +219,21 @@ Place TensorPlaces::variableTensor(const VarDecl *VD, const Expr *Use,
       CyclicRead = CycleUse.lookup(VD);
       continue;
     }
+    if (P == Place::Unknown && UseBlock && hostByGuard(VD, *D, Live, Depth))
+      P = Place::Host;
+    Result = !Result || *Result == P ? P : Place::Unknown;
+  }
+  // The value the parameter came with, unless a definition on every path
+  // to the use replaced it.
+  if (Param && (!UseBlock || llvm::none_of(Live, [&](const Definition *D) {
+        const CFGBlock *B = Flow->Blocks->blockContainingStmt(D->At);
+        return B && (B == UseBlock ? Flow->Sequence->inSequence(D->At, Use)
+                                   : Flow->Dominators->dominates(B, UseBlock));
+      }))) {
+    Place P =
+        UseBlock && hostByGuard(VD, Definition{nullptr, nullptr}, Live, Depth)
+            ? Place::Host
+            : ofParameter(Param);
     Result = !Result || *Result == P ? P : Place::Unknown;
   }
   InProgress.erase(VD);
@@ -292,6 +263,9 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
     const auto *VD = llvm::dyn_cast<VarDecl>(DRE->getDecl());
     return VD ? variableTensor(VD, DRE, Depth + 1) : Place::Unknown;
   }
+  if (const auto *U = llvm::dyn_cast<UnaryOperator>(E);
+      U && U->getOpcode() == UO_Deref)
+    return pointeeOf(U->getSubExpr(), Depth + 1);
   if (const auto *MC = llvm::dyn_cast<CXXMemberCallExpr>(E)) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     const Expr *Recv = MC->getImplicitObjectArgument();
@@ -305,7 +279,10 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
       return tensorOf(
           firstTensorOperand(MC->getNumArgs() ? MC->getArg(0) : nullptr),
           Depth + 1);
-    if (!isTensorType(Recv->getType()))
+    // `t->index(...)` through a pointer parameter: where it points.
+    const bool Arrow = Recv->getType()->isPointerType() &&
+                       isTensorType(Recv->getType()->getPointeeType());
+    if (!isTensorType(Recv->getType()) && !Arrow)
       return Place::Unknown;
     llvm::StringRef Name = MD->getName();
     if (Name == "cpu" || Name == "pin_memory")
@@ -324,7 +301,7 @@ Place TensorPlaces::tensorOf(const Expr *E, unsigned Depth) {
       }
     }
     // Every other op computes where its receiver lives.
-    return tensorOf(Recv, Depth + 1);
+    return Arrow ? pointeeOf(Recv, Depth + 1) : tensorOf(Recv, Depth + 1);
   }
   if (const auto *OC = llvm::dyn_cast<CXXOperatorCallExpr>(E)) {
     // dets[i]: an element of a container of tensors; `*it` in a range-for

@@ -73,8 +73,10 @@ public:
   Place ofTensor(const Expr *E);
 
   /// Where a parameter's tensor lives: on the host when every call of its
-  /// function in the main file passes a host tensor (`nms(preds.cpu())`),
-  /// else unknown (a function called from another file, or not at all).
+  /// function in the main file passes a host tensor (`nms(preds.cpu())`; a
+  /// method, constructor or lambda alike; for a pointer, the address of a
+  /// host tensor), else unknown (a function called from another file, or
+  /// not at all).
   Place ofParameter(const ParmVarDecl *P);
 
   /// The value of a condition that never changes: a constant, or a local
@@ -105,10 +107,28 @@ private:
   /// or when the function assigns to it.
   std::optional<Place> parameterDevice(const ParmVarDecl *P, unsigned Depth);
   Place variableTensor(const VarDecl *VD, const Expr *Use, unsigned Depth);
-  /// The direct calls of FD (by name, then canonical declaration) in the
-  /// main file's declarations.
-  llvm::SmallVector<const CallExpr *, 4>
-  callsInMainFile(const FunctionDecl *FD);
+  // TensorPlaceCalls.cpp
+  /// What each call of P's function in the main file's declarations passes
+  /// for P (calls, method calls, constructions, `f(x)` of a lambda or
+  /// functor); nullptr where a call leaves it to the default.
+  llvm::SmallVector<const Expr *, 4> argumentsFor(const ParmVarDecl *P);
+  void indexCalls();
+  /// The function assigns to \p P (or passes it on by non-const reference).
+  bool rebound(const ParmVarDecl *P);
+  /// ofParameter, unless the function assigns to the parameter.
+  Place parameterTensor(const ParmVarDecl *P);
+  /// Where the tensor a pointer points at lives: `&x`, or a parameter
+  /// pointing to a const tensor.
+  Place pointeeOf(const Expr *Pointer, unsigned Depth);
+  // TensorPlaceGuards.cpp
+  /// \p Def (a definition of \p VD of unknown place) reaches a use only on
+  /// the host: another definition among \p Live downloads in the
+  /// accelerator branch of an `if` on where the code runs
+  /// (`if (!device.is_cpu()) x = x.cpu();`), and \p Def lies in the host
+  /// branch, or comes before the `if` and the download moves VD itself. A
+  /// \p Def without a statement is the value a parameter came with.
+  bool hostByGuard(const VarDecl *VD, const Definition &Def,
+                   llvm::ArrayRef<const Definition *> Live, unsigned Depth);
   FunctionFlow *flowOf(const FunctionDecl *FD);
   /// definitions(VD), collected once per variable: a query per read would
   /// walk the function again for each (quadratic in a long loop).
@@ -147,6 +167,12 @@ private:
   /// (Unknown while in progress, so recursion ends).
   llvm::DenseMap<const VarDecl *, Place> ElementVars;
   llvm::DenseMap<const FunctionDecl *, Place> Returned;
+  /// The main file's call sites of each function, by canonical declaration.
+  struct CallSite {
+    llvm::ArrayRef<const Expr *> Args;
+  };
+  llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<CallSite, 2>> Calls;
+  bool CallsIndexed = false;
 };
 
 } // namespace tidy::devcopy

@@ -7,6 +7,7 @@
 
 namespace clang {
 class ASTContext;
+class ParmVarDecl;
 class VarDecl;
 namespace tidy::devcopy {
 
@@ -24,6 +25,9 @@ struct Definition {
 /// escape in its function's body, or in the main file for a global.
 llvm::SmallVector<Definition, 4> definitions(const VarDecl *VD,
                                              ASTContext &Ctx);
+
+/// \p D is \p P's default argument, not a definition in the body.
+bool isDefaultArgument(const ParmVarDecl *P, const Definition &D);
 
 } // namespace tidy::devcopy
 } // namespace clang

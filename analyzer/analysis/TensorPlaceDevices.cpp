@@ -206,13 +206,10 @@ std::optional<Place> TensorPlaces::parameterDevice(const ParmVarDecl *P,
     return DeviceVars[P] = Place::Unknown;
   if (!InProgress.insert(P).second)
     return Place::Unknown;
-  const unsigned Index = P->getFunctionScopeIndex();
   std::optional<Place> Result;
   bool Any = false;
-  for (const CallExpr *Call : callsInMainFile(FD)) {
-    const Expr *Arg =
-        Index < Call->getNumArgs() ? Call->getArg(Index) : nullptr;
-    if (!Arg || llvm::isa<CXXDefaultArgExpr>(Arg))
+  for (const Expr *Arg : argumentsFor(P)) {
+    if (!Arg)
       Arg = Default;
     std::optional<Place> A = deviceOf(Arg, Depth + 1);
     Result = Any ? joinDevices(Result, A) : A;

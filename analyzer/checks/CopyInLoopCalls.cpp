@@ -11,6 +11,7 @@
 #include "analysis/Unevaluated.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace clang::ast_matchers;
 
@@ -43,6 +44,58 @@ bool readsOnlyParams(const Expr *E, const FunctionDecl &Fn,
       return false;
   }
   return true;
+}
+/// One spelling per dtype: "Float" for kFloat32, torch::kFloat,
+/// at::ScalarType::Float.
+std::string canonicalDType(llvm::StringRef DType) {
+  DType = DType.rsplit(':').second.empty() ? DType : DType.rsplit(':').second;
+  DType.consume_front("k");
+  return llvm::StringSwitch<llvm::StringRef>(DType)
+      .Case("Float32", "Float")
+      .Case("Float64", "Double")
+      .Case("Float16", "Half")
+      .Case("Int64", "Long")
+      .Case("Int32", "Int")
+      .Case("UInt8", "Byte")
+      .Default(DType)
+      .str();
+}
+
+/// \p Arg is a local tensor made by a factory with dtype \p DType (the
+/// options', else float) and never rebound: converting it to \p DType
+/// returns it as it is, copying nothing. In-place ops and element writes
+/// keep its dtype.
+bool alreadyOfDType(const Expr *Arg, llvm::StringRef DType, ASTContext &Ctx) {
+  const auto *Ref = llvm::dyn_cast<DeclRefExpr>(ignoreConversions(Arg));
+  const auto *VD = Ref ? llvm::dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  const auto *FD =
+      VD ? llvm::dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod())
+         : nullptr;
+  const auto *Init =
+      VD && VD->hasLocalStorage() && !VD->getType()->isReferenceType()
+          ? llvm::dyn_cast_or_null<CallExpr>(ignoreConversions(VD->getInit()))
+          : nullptr;
+  const FunctionDecl *Factory = Init ? Init->getDirectCallee() : nullptr;
+  if (!FD || !FD->getBody() || !isTensorFactory(Factory) ||
+      !Factory->getIdentifier() ||
+      !llvm::is_contained({"zeros", "ones", "empty", "rand", "randn"},
+                          Factory->getName()))
+    return false;
+  std::string Made = "Float";
+  for (const Expr *A : Init->arguments())
+    if (!llvm::isa<CXXDefaultArgExpr>(A) && isTensorOptionsType(A->getType()))
+      if (CopyTarget O = describeOptions(A, Ctx); O.changesDType())
+        Made = canonicalDType(O.DTypeText);
+  if (Made != canonicalDType(DType))
+    return false;
+  auto Var = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(VD)))));
+  auto Rebinds = expr(anyOf(
+      cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Var)),
+      callExpr(forEachArgumentWithParam(
+          Var, parmVarDecl(
+                   hasType(references(qualType(unless(isConstQualified()))))))),
+      unaryOperator(hasOperatorName("&"), hasUnaryOperand(Var))));
+  return match(findAll(Rebinds), *FD->getBody(), Ctx).empty();
 }
 } // namespace
 
@@ -119,6 +172,12 @@ void CopyInLoopCheck::checkCallInLoop(const CallExpr &Call, ASTContext &Ctx) {
     }
     CopyTarget T = describeCopy(*Copy, Ctx);
     if (!T.changesDevice() && !T.changesDType() && !T.LikeOther)
+      continue;
+    // A conversion to the dtype the argument already has copies nothing.
+    if (!T.changesDevice() && !T.LikeOther &&
+        Tensor->getFunctionScopeIndex() < Call.getNumArgs() &&
+        alreadyOfDType(Call.getArg(Tensor->getFunctionScopeIndex()),
+                       T.DTypeText, Ctx))
       continue;
     diag(Call.getBeginLoc(),
          "'%0()' copies its parameter '%1' %2 on every call, and this loop "

@@ -51,8 +51,12 @@ std::vector<Marked> places(const std::string &Code) {
     bool IsDevice = tidy::devcopy::isDeviceType(Inner->getType()) ||
                     tidy::devcopy::isTensorOptionsType(Inner->getType());
     Place P = IsDevice ? Places.ofDevice(Arg) : Places.ofTensor(Arg);
-    Out.push_back({C->getDirectCallee()->getNameAsString(),
-                   tidy::devcopy::sourceText(Arg, Ctx), P});
+    Out.push_back(
+        {C->getDirectCallee()->getNameAsString(),
+         tidy::devcopy::sourceText(Arg, Ctx) + "' at line " +
+             std::to_string(Ctx.getSourceManager().getPresumedLineNumber(
+                 C->getBeginLoc())),
+         P});
   }
   EXPECT_FALSE(Out.empty());
   return Out;
@@ -61,7 +65,7 @@ std::vector<Marked> places(const std::string &Code) {
 void expectAll(const std::string &Code) {
   for (const Marked &M : places(Code))
     EXPECT_EQ(M.Want, tidy::devcopy::placeName(M.Got).str())
-        << "for '" << M.Text << "'";
+        << "for '" << M.Text;
 }
 
 TEST(TensorPlace, DeviceConstantsAndStrings) {
@@ -213,6 +217,98 @@ int main() {
   accelerator(device);
   accelerator(load().to(device).view({2, 2}));
 }
+)cpp");
+}
+
+TEST(TensorPlace, ParametersFromEveryKindOfCall) {
+  expectAll(R"cpp(
+torch::Tensor load();
+struct Printer {
+  explicit Printer(torch::Tensor t) { host(t); }
+  void show(const torch::Tensor &t) { host(t); }
+  void operator()(torch::Tensor t) const { host(t); }
+};
+void byPointer(const torch::Tensor *t) { host(*t); host(t->sum()); }
+void byMutablePointer(torch::Tensor *t) { unknown(*t); }
+void mixed(torch::Tensor t) { unknown(t); }
+void f() {
+  torch::Tensor x = load().cpu();
+  Printer p(x);
+  p.show(x.cpu());
+  p(x);
+  Printer{load().cpu()};
+  auto each = [](torch::Tensor t) { host(t); };
+  each(x);
+  auto onDevice = [](torch::Tensor t) { unknown(t); };
+  onDevice(x.cuda());
+  mixed(x);
+  mixed(x.cuda());
+  // Last: taking x's address ends what is known of it.
+  byPointer(&x);
+  byMutablePointer(&x);
+}
+)cpp");
+}
+
+TEST(TensorPlace, DownloadOnlyWhereTheCodeRunsOnAnAccelerator) {
+  expectAll(R"cpp(
+torch::Tensor load();
+void f(torch::Device dev, bool verbose) {
+  torch::Tensor a = load();
+  if (!dev.is_cpu())
+    a = a.cpu();
+  host(a);
+  torch::Tensor b = load();
+  if (dev.is_cuda()) {
+    b = b.detach().cpu();
+  }
+  host(b);
+  torch::Tensor c = load();
+  if (dev.type() != torch::kCPU)
+    c = c.cpu();
+  host(c);
+  torch::Tensor d = load();
+  if (verbose)
+    d = d.cpu(); // not a test of where the code runs
+  unknown(d);
+  torch::Tensor e = load();
+  if (!dev.is_cpu())
+    e = load().cpu(); // another tensor: e's own may be anywhere
+  unknown(e);
+  torch::Tensor g = load();
+  if (dev.is_cpu())
+    g = g.cpu(); // the download is on the host branch
+  unknown(g);
+}
+)cpp");
+}
+
+TEST(TensorPlace, ReboundParameters) {
+  expectAll(R"cpp(
+torch::Tensor load();
+void downloaded(torch::Tensor t) {
+  unknown(t);
+  t = t.cpu();
+  host(t);
+}
+void guarded(torch::Tensor t) {
+  if (t.is_cuda())
+    t = t.cpu();
+  host(t);
+}
+void maybe(torch::Tensor t, bool verbose) {
+  if (verbose)
+    t = t.cpu();
+  unknown(t);
+}
+void fromHostCallers(torch::Tensor t, int n) {
+  for (int i = 0; i < n; ++i)
+    t = t.relu();
+  host(t);
+  t = t.cuda();
+  accelerator(t);
+}
+void f() { fromHostCallers(load().cpu(), 2); }
 )cpp");
 }
 
