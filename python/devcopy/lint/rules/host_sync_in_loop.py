@@ -275,7 +275,8 @@ def _judge(walk, call, loop, training):
             if acc is not None and _only_after(walk, loop, acc):  # preds = np.append(preds, out.cpu().numpy())
                 return (f"iteration of this loop, only to keep it in '{acc}' for after the loop; keep the "
                         "tensors and copy them to the host once after the loop (torch.cat(...).cpu())")
-        if name in _PROGRESS and isinstance(node.func, ast.Attribute) and not loop.around_training:
+        if (name in _PROGRESS and isinstance(node.func, ast.Attribute) or _progress_bar(walk)) \
+                and not loop.around_training:
             return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
         if not training and not loop.around_training and feeds_meter(walk, loop, node):
             return _OUTPUT_ANY  # a function's results computed from the read, fed to a meter
@@ -299,6 +300,20 @@ def _judge(walk, call, loop, training):
                    "device (torch.sum, torch.bincount) and read the totals once after the loop")
         return why
     return None
+
+
+def _progress_bar(walk):
+    """Whether the read is formatted for a progress bar: a call of a function
+    named for one (`printProgressBar(..., suffix='loss: {:.5f}'.format(...))`),
+    or `add`/`update` of a bar (`progbar.add(n, values=...)`)."""
+    for _, _, node in walk.uses:
+        f = getattr(node, "func", None)
+        if isinstance(f, ast.Name) and "progress" in f.id.lower():
+            return True
+        if isinstance(f, ast.Attribute) and f.attr in ("add", "update") and isinstance(f.value, ast.Name) and \
+                ("progress" in f.value.id.lower() or f.value.id.lower().endswith("bar")):
+            return True
+    return False
 
 
 def _kept(walk, loop, container, training):
