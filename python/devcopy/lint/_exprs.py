@@ -84,7 +84,10 @@ class Expressions:
             self.need(n.slice)
             if base and base[0] in (TENSOR, "TT"):
                 return (TENSOR, base[1])
-            return base if base and base[0] in (CKPT, MODULE) else None
+            if base and base[0] in (CKPT, MODULE):
+                return base
+            key = const_str(n.slice)  # config["device"]: a setting named for a device
+            return (DEVICE, None) if base is None and key is not None and is_device_name(key) else None
         if t is ast.BinOp:
             left, right = self.expr(n.left), self.expr(n.right)
             if type(n.op) is ast.Mod and type(n.left) is ast.Constant and isinstance(n.left.value, str):
