@@ -269,7 +269,7 @@ def _judge(walk, call, loop, training):
                                                    or name.startswith("torch.nn.functional.")):
             return f"iteration of this loop, only to hand the value back to '{name}'; pass the tensor itself"
         if name in _CONTAINERS and isinstance(node.func, ast.Attribute):
-            return _kept(walk, loop, node.func.value, training)
+            return _kept(walk, loop, node.func.value, training, call)
         if name in _GROWS and walk.stmt is not None and node is getattr(walk.stmt, "value", None):
             acc = _grown(walk, walk.stmt, None)
             if acc is not None and _only_after(walk, loop, acc):  # preds = np.append(preds, out.cpu().numpy())
@@ -285,7 +285,7 @@ def _judge(walk, call, loop, training):
     if isinstance(stmt, ast.AugAssign):
         if isinstance(stmt.target, ast.Name):
             if _is_list(walk.scope.func, stmt.target.id):  # results += t.tolist(): a container
-                return _kept(walk, loop, stmt.target, training)
+                return _kept(walk, loop, stmt.target, training, call)
             return (f"iteration of this loop, only to add it to '{stmt.target.id}'; accumulate on "
                     "the device and read the total once after the loop")
         return _OUTPUT if training else None
@@ -316,16 +316,22 @@ def _progress_bar(walk):
     return False
 
 
-def _kept(walk, loop, container, training):
+def _kept(walk, loop, container, training, call):
     """A value appended to a container: a local the loop only fills is read
-    after the loop (waste); a member, parameter or returned list holds results."""
+    after the loop (waste); a member, parameter or returned list holds results.
+    From a training loop, a returned list of arrays (each batch's predictions)
+    is results too, while one of numbers (`losses.append(loss.item())`) is a
+    per-step history, read on every step."""
     if not isinstance(container, ast.Name):
         return _OUTPUT if training else None
     name = container.id
     fn = walk.scope.func
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
-    if name in params or results_whole(fn, loop, name) or \
-            _read_in(loop.node.body, name, exclude=_CONTAINERS):
+    f = getattr(call, "func", None)  # a formatted value (f"{loss:.3f}") is a number too
+    number = not isinstance(f, ast.Attribute) or f.attr == "item"
+    if results_whole(fn, loop, name) and not (training and number):
+        return None
+    if name in params or _read_in(loop.node.body, name, exclude=_CONTAINERS):
         return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
