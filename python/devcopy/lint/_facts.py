@@ -90,9 +90,13 @@ def _device_default(source, path):
     CUDA tensor type the default."""
     if _DEVICE_DEFAULT.search(source):
         return True
-    if not path:
-        return False
-    folder = os.path.dirname(os.path.abspath(path))
+    return bool(path) and _package_sets_device_default(os.path.dirname(os.path.abspath(path)))
+
+
+@functools.lru_cache(maxsize=64)
+def _package_sets_device_default(folder):
+    """Whether a file of the package folder makes a CUDA tensor type the
+    default (searched once per folder and run)."""
     return os.path.isfile(os.path.join(folder, "__init__.py")) and \
         any(_DEVICE_DEFAULT.search(text) for text in _sources(folder))
 
