@@ -6,96 +6,12 @@ import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
+from ._reads import LOGS as _LOGS, format_sync as _format_sync, formatted as _formatted, sync as _sync
 from ._results import is_list as _is_list, read_targets, spelled_total
 from ._totals import METERS as _PROGRESS, feeds_meter, flat as _flat, only_totals, results_whole, written_after
 
 RULE = "devcopy-host-sync-in-loop"
-_READS = frozenset(("item", "tolist", "numpy", "cpu"))
-_CASTS = frozenset(("float", "int", "bool", "print"))
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
-# Loggers given a tensor: they read it on the host themselves.
-_LOGS = frozenset(("add_scalar",))
-
-
-def _chained_copy(node):
-    """`x.cpu().numpy()`, `x.detach().cpu().item()`: the copy reports it."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in ("cpu", "numpy", "tolist", "to"):
-            return True
-        node = node.func.value
-    return False
-
-
-def _sync(walk, call, meth, recv):
-    """(what, tensor expression) when this call makes the host wait."""
-    f = call.func
-    if isinstance(f, ast.Attribute) and f.attr in _LOGS and len(call.args) >= 2:
-        k = walk.kind_of(call.args[1])  # writer.add_scalar(tag, t, step) reads t on the host
-        if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(call.args[1]):
-            return f"'{f.attr}()' reads '{walk.segment(call.args[1])}' on the host", call.args[1]
-        return None
-    if meth is not None:
-        target = call.func.value
-        if meth == "to":
-            kind, place = walk.move_target(call)
-            if kind != "device" or place != "cpu":
-                return None
-        elif meth not in _READS or meth == "numpy":
-            return None  # numpy() works only on a tensor already on the host
-        if _chained_copy(target):
-            return None
-        if recv is None:
-            if meth == "tolist" or meth == "to":
-                return None
-        elif recv[0] != TENSOR or recv[1] == "cpu":
-            return None
-        if recv is None and isinstance(target, ast.Name) and walk.lookup(target.id) is not None:
-            return None
-        name = walk.segment(target)
-        if meth == "item":
-            return f"'item()' reads '{name}' on the host", target
-        return f"'{meth}()' copies '{name}' to the host", target
-    f = call.func
-    if isinstance(f, ast.Name) and f.id in _CASTS and walk.lookup(f.id) is None and \
-            (len(call.args) == 1 or f.id == "print"):
-        for a in call.args:  # print(loss, warm_up) prints each of its arguments
-            k = walk.kind_of(a)
-            if k is None and isinstance(a, ast.Name) and _named_tensor(walk, a.id):
-                k = (TENSOR, None)
-            if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(a):
-                verb = "prints" if f.id == "print" else "reads"
-                return f"'{f.id}()' {verb} '{walk.segment(a)}' on the host", a
-    return None
-
-
-def _named_tensor(walk, name):
-    """A local of unknown kind that the innermost loop calls `backward()` or
-    `item()` on (`print(loss, warm_up)` before `loss.backward()`): a tensor."""
-    loop = walk.in_loop()
-    if loop is None:
-        return False
-    for n in ast.walk(loop.node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "item") \
-                and isinstance(n.func.value, ast.Name) and n.func.value.id == name:
-            return True
-    return False
-
-
-def _format_sync(walk, call):
-    """`'{:.4f}'.format(t)`: str.format formats a tensor through its
-    __format__, which reads it on the host (a tensor has no format method)."""
-    for a in list(call.args) + [k.value for k in call.keywords]:
-        found = _formatted(walk, a)
-        if found:
-            return found
-    return None
-
-
-def _formatted(walk, value):
-    k = walk.kind_of(value)
-    if k and k[0] == TENSOR and k[1] != "cpu" and not _chained_copy(value):
-        return f"formatting '{walk.segment(value)}' reads it on the host", value
-    return None
 
 
 def on_format(walk, node, value):
