@@ -4,28 +4,14 @@ stack saying what the value feeds (a condition, a call's argument)."""
 import ast
 
 from ._callers import record as record_call
-from ._imports import (loaders_by_text, loaders_of_file, movers_by_text, movers_of_file, returns_by_text,
-                       returns_of_file)
+from ._helpers import loaded_by, mover_of, returned_kind
 from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONLY_METHODS,
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
-                     const_str, dotted, is_device_name, place_of, returns_tensor, string_place)
+                     const_str, is_device_name, passes_value, place_of, returns_tensor,
+                     string_place)
 
-# Calls that pass a value through unchanged, for how a read value is used.
-# Builtins whose result the enclosing expression uses as it would their
-# argument (`sum([...])` of host numbers is one host number).
-TRANSPARENT = frozenset("float int bool round abs str repr format len sum".split())
-# Tests of a host number whose answer the enclosing expression uses as it
-# would the number (`if not math.isfinite(loss.item()):` is a condition).
-_NUMBER_TESTS = frozenset(("math.isfinite", "math.isnan", "math.isinf",
-                           "numpy.isfinite", "numpy.isnan", "numpy.isinf"))
 # Methods that take a state dict and hand back something else.
 _STATE_SETTERS = frozenset(("load_state_dict", "set_state_dict", "load"))
-# NumPy functions that reduce or index what they are given: the read they
-# wrap is used as their result is (`np.argmax(out.cpu().numpy(), axis=1)`
-# then `total += np.sum(pred == y)`).
-_NUMPY_REDUCTIONS = frozenset("argmax argmin argsort sum mean max min squeeze round".split())
-
-
 _NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
 
 
@@ -215,9 +201,7 @@ class Expressions:
             else:
                 recv = self.expr(f)
         name = q or meth or (f.id if isinstance(f, ast.Name) else None)
-        transparent = isinstance(f, ast.Name) and f.id in TRANSPARENT or \
-            (q or dotted(f)) in _NUMBER_TESTS or \
-            q is not None and q.split(".")[0] == "numpy" and q.split(".")[-1] in _NUMPY_REDUCTIONS
+        transparent = passes_value(f, q)
         if not transparent:
             self.uses.append(("call", name, n))
         kinds = [self.expr(a) for a in n.args]
@@ -234,61 +218,6 @@ class Expressions:
         for h in self.call_hooks:
             h(self, n, q, meth, recv)
         return kind
-
-    def returned_kind(self, name):
-        """What a function of the file not walked yet, or of the package,
-        returns, by its text: a Module class's instance or a torch op's tensor."""
-        if name in self.functions:
-            if self.returns is None:
-                self.returns = returns_by_text(self.source, self.path)
-            kind = self.returns.get(name)
-        else:
-            ref = self.imports.names.get(name)
-            kind = returns_of_file(ref[0]).get(ref[1]) if ref else None
-        if kind == "H":
-            return (TENSOR, "cpu")  # computed from its arguments' host copies
-        return (MODULE, None) if kind == MODULE else (TENSOR, None) if kind == TENSOR else None
-
-    def mover_of(self, name):
-        """The move (`cuda` or `to`) through which a function of the file or
-        the package hands back its first argument (`def maybe_cuda(what):
-        if use_cuda: what = what.cuda()` ... `return what`), or None."""
-        if name in self.functions:
-            if self.movers is None:
-                self.movers = movers_by_text(self.source)
-            return self.movers.get(name)
-        ref = self.imports.names.get(name)
-        if ref:
-            return movers_of_file(ref[0]).get(ref[1])
-        for movers in map(movers_of_file, self.imports.stars):  # `from utils import *`
-            if name in movers:
-                return movers[name]
-        return None
-
-    def loaded_by(self, call, name):
-        """`load_checkpoint(path, device)`, a function of the file or the
-        package returning what torch.load gives it: a checkpoint placed where
-        the caller's argument for its map_location says, found at this call."""
-        if name in self.functions:
-            if self.loaders is None:
-                self.loaders = loaders_by_text(self.source)
-            found, where = self.loaders.get(name), self.path
-        else:
-            ref = self.imports.names.get(name)
-            found, where = (loaders_of_file(ref[0]).get(ref[1]), ref[0]) if ref else (None, None)
-        if found is None:
-            return None
-        index, params, line = found
-        if index is None:
-            return (CKPT, "none", call, (where, line))
-        arg = call.args[index] if index < len(call.args) else \
-            next((k.value for k in call.keywords if k.arg == params[index]), None)
-        if arg is None:
-            return None
-        place = self.kind_of_device(arg)
-        if place is None and (self.kind_of(arg) or ("",))[0] == DEVICE and self.facts.uses_device:
-            place = "dev"
-        return (CKPT, place or "?", call, (where, line))
 
     def mark_module(self, node):
         """`x.eval()` says x is a Module: remember it for later moves."""
@@ -328,7 +257,7 @@ class Expressions:
             if isinstance(f, ast.Name):
                 if f.id in self.classes and self.classes[f.id].is_module:
                     return (MODULE, f.id)
-                loaded = self.loaded_by(n, f.id)
+                loaded = loaded_by(self, n, f.id)
                 if loaded is not None:
                     return loaded
                 fn = self.functions.get(f.id)
@@ -336,13 +265,13 @@ class Expressions:
                     return fn.devcopy_returns
                 if self.imports.package_ref(f.id):
                     return (MODULE, f.id)
-                moved = self.mover_of(f.id) if n.args else None
+                moved = mover_of(self, f.id) if n.args else None
                 if moved is not None:  # its first argument, moved: a module stays one
                     arg = self.kind_of(n.args[0])
                     if arg and arg[0] == MODULE or arg is None and isinstance(n.args[0], ast.Call):
                         return arg  # `cuda(net(z_dim), use_cuda)` may build a module
                     return (TENSOR, "dev" if moved == "cuda" else None)
-                return self.returned_kind(f.id)
+                return returned_kind(self, f.id)
             return None
         if recv is None and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and self.scope.cls:
             member = self.scope.cls.members.get(meth)

@@ -144,3 +144,32 @@ def join_places(env, before):
         old = before.get(name)
         if old is not kind and old and kind and old[0] == kind[0] in (TENSOR, DEVICE) and old[1] != kind[1]:
             env[name] = (kind[0], None)
+
+
+# Calls that pass a value through unchanged, for how a read value is used.
+# Builtins whose result the enclosing expression uses as it would their
+# argument (`sum([...])` of host numbers is one host number).
+TRANSPARENT = frozenset("float int bool round abs str repr format len sum".split())
+# Tests of a host number whose answer the enclosing expression uses as it
+# would the number (`if not math.isfinite(loss.item()):` is a condition).
+_NUMBER_TESTS = frozenset(("math.isfinite", "math.isnan", "math.isinf",
+                           "numpy.isfinite", "numpy.isnan", "numpy.isinf"))
+# NumPy functions that reduce or index what they are given: the read they
+# wrap is used as their result is (`np.argmax(out.cpu().numpy(), axis=1)`
+# then `total += np.sum(pred == y)`).
+_NUMPY_REDUCTIONS = frozenset("argmax argmin argsort sum mean max min squeeze round".split())
+
+
+def passes_value(func, q):
+    """Whether a call hands the host value it is given on as itself, for how
+    a read is used: `float(...)`, `math.isfinite(...)`, `np.argmax(...)`.
+
+    Args:
+        func: the call's `func` node.
+        q: its qualified name (None when the imports do not say).
+    """
+    if isinstance(func, ast.Name) and func.id in TRANSPARENT:
+        return True
+    if (q or dotted(func)) in _NUMBER_TESTS:  # math is not among the tracked imports
+        return True
+    return q is not None and q.split(".")[0] == "numpy" and q.split(".")[-1] in _NUMPY_REDUCTIONS

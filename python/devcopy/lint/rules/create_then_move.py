@@ -4,6 +4,7 @@ scalar fills and `Variable(...)`, and through a local that holds the tensor
 until its move; reported at the factory, where the fix names the device."""
 import ast
 
+from .._helpers import mover_of
 from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
 
@@ -338,7 +339,7 @@ def _factory_method(walk, node):
 def _through_helper(walk, call):
     """`cuda(torch.rand(n), use_cuda)`: a function of the file or the package
     that hands back its first argument moved (`return t.cuda() if flag else t`)."""
-    meth = walk.mover_of(call.func.id)
+    meth = mover_of(walk, call.func.id)
     if meth is None:
         return
     root = _root(walk, call.args[0])
