@@ -43,15 +43,22 @@ def _guarded_module(source, path):
 
 
 def _library(path):
-    """A module of a package, or one a script beside it imports, that runs
-    nothing at import: its tensors come from the scripts that call it, which
-    choose the device."""
+    """A module of a package, or one a script beside it (or one folder up,
+    `from models.dkt import DKT` in train.py) imports, that runs nothing at
+    import: its tensors come from the scripts that call it, which choose the
+    device."""
     if not path:
         return False
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isfile(os.path.join(folder, "__init__.py")):
         return True
-    return _imported_beside(path, folder)
+    return _imported_beside(path, folder) or _imported_from_above(path, folder)
+
+
+def _imported_from_above(path, folder):
+    dotted_name = re.escape(os.path.basename(folder) + "." + os.path.splitext(os.path.basename(path))[0])
+    imports = re.compile(r"^\s*(?:from\s+%s\s+import|import\s+%s\b)" % (dotted_name, dotted_name), re.M)
+    return any(imports.search(text) for text in _sources(os.path.dirname(folder)))
 
 
 def _imported_beside(path, folder):

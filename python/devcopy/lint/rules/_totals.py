@@ -214,6 +214,12 @@ def results_whole(fn, loop, name):
     return any(returned(fn, n) or saved(fn, loop, n) for n in joined(fn, loop, name))
 
 
+def returned_unreduced(fn, loop, name):
+    """A list filled in the loop that is returned, joined or not, without a
+    reduction (`return np.concatenate(preds)`, not `return np.mean(losses)`)."""
+    return fn is not None and any(_returned_whole(fn, n) for n in joined(fn, loop, name))
+
+
 def _returned_whole(fn, name):
     """`return preds`, `return np.concatenate(preds)`: per-sample results
     handed back; `return np.mean(hr)` returns a total."""

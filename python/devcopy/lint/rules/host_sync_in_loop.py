@@ -8,7 +8,8 @@ from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
 from ._reads import LOGS as _LOGS, format_sync as _format_sync, formatted as _formatted, sync as _sync
 from ._results import is_list as _is_list, read_targets, spelled_total
-from ._totals import METERS as _PROGRESS, feeds_meter, flat as _flat, only_totals, results_whole, written_after
+from ._totals import (METERS as _PROGRESS, feeds_meter, flat as _flat, only_totals, results_whole,
+                      returned_unreduced, written_after)
 
 RULE = "devcopy-host-sync-in-loop"
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
@@ -245,7 +246,7 @@ def _kept(walk, loop, container, training, call):
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
     f = getattr(call, "func", None)  # a formatted value (f"{loss:.3f}") is a number too
     number = not isinstance(f, ast.Attribute) or f.attr == "item"
-    if results_whole(fn, loop, name) and not (training and number):
+    if results_whole(fn, loop, name) and (not training or not number and returned_unreduced(fn, loop, name)):
         return None
     if name in params or _read_in(loop.node.body, name, exclude=_CONTAINERS):
         return _OUTPUT if training else None
