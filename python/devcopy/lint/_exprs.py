@@ -112,17 +112,6 @@ class Expressions:
             for h in self.format_hooks:  # f"{loss:.3f}"
                 h(self, n, n.value)
             return None
-        if t is ast.ListComp:
-            moved = self._moved_elements(n)
-            if moved is not None:
-                for child in n.generators:  # walked as below, with the hooks
-                    self.expr(child.iter)
-                    for c in child.ifs:
-                        self.expr(c)
-                    for h in self.comprehension_hooks:
-                        h(self, n, child)
-                self.expr(n.elt)
-                return moved
         for child in ast.iter_child_nodes(n):
             if isinstance(child, ast.expr):
                 self.expr(child)
@@ -132,7 +121,7 @@ class Expressions:
                     self.expr(c)
                 for h in self.comprehension_hooks:
                     h(self, n, child)
-        return None
+        return self._moved_elements(n) if t is ast.ListComp else None
 
     def attribute(self, n):
         q = self.imports.qual(n)

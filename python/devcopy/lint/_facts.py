@@ -52,17 +52,18 @@ def _library(path):
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isfile(os.path.join(folder, "__init__.py")):
         return True
-    return _imported_beside(path, folder) or _imported_from_above(path, folder)
-
-
-def _imported_from_above(path, folder):
-    dotted_name = re.escape(os.path.basename(folder) + "." + os.path.splitext(os.path.basename(path))[0])
-    imports = re.compile(r"^\s*(?:from\s+%s\s+import|import\s+%s\b)" % (dotted_name, dotted_name), re.M)
-    return any(imports.search(text) for text in _sources(os.path.dirname(folder)))
+    module = os.path.splitext(os.path.basename(path))[0]
+    return _imported_in(folder, module) or \
+        _imported_in(os.path.dirname(folder), os.path.basename(folder) + "." + module)
 
 
 def _imported_beside(path, folder):
-    name = re.escape(os.path.splitext(os.path.basename(path))[0])
+    return _imported_in(folder, os.path.splitext(os.path.basename(path))[0])
+
+
+def _imported_in(folder, module):
+    """Whether a .py file of `folder` imports the (dotted) module name."""
+    name = re.escape(module)
     imports = re.compile(r"^\s*(?:from\s+%s\s+import|import\s+%s\b)" % (name, name), re.M)
     return any(imports.search(text) for text in _sources(folder))
 

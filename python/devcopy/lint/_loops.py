@@ -122,6 +122,13 @@ class Loop:
         if inner_trains:
             self.training = False
 
+    def periodic_test(self, test):
+        """Whether a condition runs every N iterations: it takes a `%`, or
+        names a local set only from one (`early_phase = batch_idx % freq ==
+        0 ...; if early_phase or late_phase:`)."""
+        return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) or
+                   isinstance(n, ast.Name) and n.id in self.periodic for n in ast.walk(test))
+
     def runs_every_iteration(self):
         return all(self.guards)
 
@@ -161,17 +168,15 @@ def guard_counts(walk, test, branch, body):
             return branch == "else"
         if op in (ast.NotEq, ast.IsNot):
             return branch == "then"
+    if loop.periodic_test(test):
+        return False
     for n in ast.walk(test):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
-            return False
         if isinstance(n, ast.Call) and not _rank_test(n):
             return False
         if isinstance(n, ast.Attribute) and _store_key(n) in loop.flag_keys:
             return False  # a field the loop updates: a counter or a flag
         if isinstance(n, ast.Name) and (n.id in loop.carried or n.id in loop.flags) and n.id not in clear:
             return False
-        if isinstance(n, ast.Name) and n.id in loop.periodic:
-            return False  # early_phase = batch_idx % freq == 0 ...; if early_phase or late_phase:
     return True
 
 

@@ -57,13 +57,8 @@ def on_call(walk, call, q, meth, recv):
 
 
 def _periodic_path(walk, loop):
-    """Whether an `if` around the call tests a `%` or a local set from one."""
-    for node, _ in walk.path_ifs:
-        for n in ast.walk(node.test):
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) or \
-                    isinstance(n, ast.Name) and n.id in loop.periodic:
-                return True
-    return False
+    """Whether an `if` around the call runs every N iterations."""
+    return any(loop.periodic_test(node.test) for node, _ in walk.path_ifs)
 
 
 def _read_again(walk, loop, call, found):

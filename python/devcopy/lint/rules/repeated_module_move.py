@@ -194,11 +194,13 @@ def _moved_between(walk, key, first, call):
     """A move of `key` between two lines that the walk could not place
     (`discrim_net.to(torch.device('cpu'))` with torch from a star import):
     an offload between the two moves."""
-    for n in ast.walk(walk.scope.func or walk.tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cpu", "cuda") \
-                and first.lineno < n.lineno < call.lineno and receiver_key(n.func.value) == key:
-            return True
-    return False
+    return any(first.lineno < n.lineno < call.lineno for n in _moves_of(walk.scope.func or walk.tree, key))
+
+
+def _moves_of(root, key):
+    """The `.to()`, `.cpu()` and `.cuda()` calls on `key` under `root`."""
+    return (n for n in ast.walk(root) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+            n.func.attr in ("to", "cpu", "cuda") and receiver_key(n.func.value) == key)
 
 
 def _every_iteration(walk, call, key, target, place):
@@ -209,10 +211,8 @@ def _every_iteration(walk, call, key, target, place):
         return False
     if not loop.invariant(call.func.value, rebinding=True):  # a module updated in place stays where it is
         return False
-    for n in ast.walk(loop.node):  # an offload and reload in the loop is deliberate
-        if n is not call and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
-                n.func.attr in ("to", "cpu", "cuda") and receiver_key(n.func.value) == key:
-            return False
+    if any(n is not call for n in _moves_of(loop.node, key)):
+        return False  # an offload and reload in the loop is deliberate
     walk.report(RULE, call, f"module '{key}' is moved to {target} on every iteration of this loop, "
                             "though it does not change in it; move it once, before the loop",
                 notes=[(walk.path, loop.node.lineno, loop.node.col_offset, "loop starts here")])
