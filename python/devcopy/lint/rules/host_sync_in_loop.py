@@ -218,14 +218,41 @@ def _progress_bar(walk):
     """Whether the read is formatted for a progress bar: a call of a function
     named for one (`printProgressBar(..., suffix='loss: {:.5f}'.format(...))`),
     or `add`/`update` of a bar (`progbar.add(n, values=...)`)."""
-    for _, _, node in walk.uses:
-        f = getattr(node, "func", None)
-        if isinstance(f, ast.Name) and "progress" in f.id.lower():
-            return True
-        if isinstance(f, ast.Attribute) and f.attr in ("add", "update") and isinstance(f.value, ast.Name) and \
-                ("progress" in f.value.id.lower() or f.value.id.lower().endswith("bar")):
-            return True
-    return False
+    return any(_bar_call(node) for _, _, node in walk.uses)
+
+
+def _bar_call(node):
+    """A call of a function named for a progress bar, or a bar's `add`/`update`."""
+    f = getattr(node, "func", None)
+    if isinstance(f, ast.Name):
+        return "progress" in f.id.lower()
+    return isinstance(f, ast.Attribute) and f.attr in ("add", "update") and isinstance(f.value, ast.Name) and \
+        ("progress" in f.value.id.lower() or f.value.id.lower().endswith("bar"))
+
+
+def _only_reported(loop, name):
+    """A local list the loop fills only to hand it to a meter or a progress
+    bar (`logs.append(('psnr', psnr.item()))` then `progbar.add(n,
+    values=logs)`), also through lists joined from it (`logs = e_logs +
+    i_logs`, `logs = [("it", i)] + logs`)."""
+    body = list(_flat(loop.node.body))
+    names, joined = {name}, set()
+    for s in body:  # the lists joined from it, in order
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and \
+                isinstance(s.value, ast.BinOp) and any(isinstance(n, ast.Name) and n.id in names
+                                                       for n in ast.walk(s.value)):
+            names.add(s.targets[0].id)
+            joined.add(id(s))
+    reported = False
+    for s in body:
+        if id(s) in joined:
+            continue
+        for c in (n for n in ast.walk(s) if isinstance(n, ast.Call)):
+            if any(isinstance(a, ast.Name) and a.id in names for a in c.args + [k.value for k in c.keywords]):
+                if not (isinstance(c.func, ast.Attribute) and c.func.attr in _PROGRESS or _bar_call(c)):
+                    return False
+                reported = True
+    return reported
 
 
 def _kept(walk, loop, container, training, call):
@@ -244,6 +271,8 @@ def _kept(walk, loop, container, training, call):
     if results_whole(fn, loop, name) and (not training or not number and returned_unreduced(fn, loop, name)):
         return None
     if name in params or _read_in(loop.node.body, name, exclude=_CONTAINERS):
+        if not loop.around_training and _only_reported(loop, name):
+            return _OUTPUT_ANY
         return _OUTPUT if training else None
     return (f"iteration of this loop, only to keep it in '{name}' for after the loop; keep the "
             "tensors and copy them to the host once after the loop (torch.stack(...).cpu())")
