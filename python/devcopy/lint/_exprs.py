@@ -132,6 +132,8 @@ class Expressions:
             return (DEVICE, place_of(base))
         if base and base[0] == TENSOR and n.attr in TENSOR_ATTRS:
             return base
+        if base is None and n.attr == "data" and isinstance(n.value, ast.Name) and n.value.id != "self":
+            return (TENSOR, None)  # `e1 = e1.data`: a Variable's tensor (an array's .data is a raw buffer)
         if isinstance(n.value, ast.Name) and n.value.id == "self" and self.scope.cls:
             members = self.scope.cls.members
             if members.get(n.attr) is not None:

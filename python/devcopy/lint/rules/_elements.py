@@ -61,8 +61,7 @@ def per_element(walk, loop, tensor, meth):
     elif not _binds(target, tensor.id):  # for v in t, for (start, end) in t: rows of t
         return None
     k = walk.kind_of(it)
-    if not (k and k[0] == TENSOR and k[1] != "cpu" or
-            k is None and meth == "item" and isinstance(it, ast.Name) and _module_param(walk, it.id)):
+    if not (k and k[0] == TENSOR and k[1] != "cpu" or k is None and meth == "item" and _unknown_tensor(walk, it)):
         return None
     # A for loop iterates what `it` was when it began: rebinding the name or
     # writing the element just read (`labels[i] = lookup[lbl.item()]`) does
@@ -83,3 +82,24 @@ def _module_param(walk, name):
     if cls is None or not cls.is_module or fn is None or name not in walk.scope.env:
         return False
     return any(a.arg == name for a in fn.args.args[1:])
+
+
+def _unknown_tensor(walk, it):
+    """What a loop iterates, of a kind the file does not say, whose elements
+    the loop reads with `.item()`: only a tensor's (or an array's, known from
+    its constructor) elements have one, so it is taken for a tensor when it
+    is the function's own input: a parameter, a field of `self`, or a slice
+    of either (`orig_y = buffer_y[ind]`). What a call handed back may have
+    been copied to the host by it."""
+    while isinstance(it, (ast.Attribute, ast.Subscript)):
+        it = it.value
+    fn = walk.scope.func
+    if not isinstance(it, ast.Name) or fn is None:
+        return False
+    if it.id == "self":
+        return True
+    values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
+              for t in n.targets if isinstance(t, ast.Name) and t.id == it.id]
+    if not values:
+        return any(a.arg == it.id for a in fn.args.args + fn.args.kwonlyargs)
+    return len(values) == 1 and isinstance(values[0], ast.Subscript) and _unknown_tensor(walk, values[0])
