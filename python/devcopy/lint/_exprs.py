@@ -9,6 +9,7 @@ from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONL
                      MODULE_SELF_METHODS, NON_TENSOR_METHODS, NUMPY, TENSOR, TENSOR_ATTRS, TENSOR_ONLY_METHODS,
                      const_str, is_device_name, passes_value, place_of, returns_tensor,
                      string_place)
+from ._loops import Guard
 
 # Methods that take a state dict and hand back something else.
 _STATE_SETTERS = frozenset(("load_state_dict", "set_state_dict", "load"))
@@ -100,6 +101,12 @@ class Expressions:
                 return a if a == b else (a[0], None)
             return (DEVICE, None) if DEVICE in (a and a[0], b and b[0]) else None
         if t in (ast.Lambda, ast.FunctionDef):
+            return None
+        if t is ast.BoolOp:
+            self.expr(n.values[0])
+            with Guard(self, False):  # the right side of and/or runs on some iterations only
+                for v in n.values[1:]:
+                    self.expr(v)
             return None
         if t is ast.JoinedStr and n.values and string_place(const_str(n.values[0])) == "dev":
             for v in n.values:

@@ -36,7 +36,8 @@ def per_element(walk, loop, tensor, meth):
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
         base = tensor.value.id
         kind = walk.lookup(base)
-        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and _module_param(walk, base)):
+        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and not slices and
+                _unknown_tensor(walk, tensor.value)):  # predictions[8][i]: an element of a tuple first
             return None
         slices.append(tensor.slice)
         varies = not all(loop.invariant(s) for s in slices)
