@@ -36,8 +36,11 @@ def per_element(walk, loop, tensor, meth):
     if isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Name):
         base = tensor.value.id
         kind = walk.lookup(base)
-        if not (kind and kind[0] == TENSOR or kind is None and meth == "item" and not slices and
-                _unknown_tensor(walk, tensor.value)):  # predictions[8][i]: an element of a tuple first
+        # Of unknown kind: `seq[i].item()`, or `x[m, 0].cpu()` (a list takes no
+        # tuple index; `images[i].cpu()` may walk a list of tensors).
+        unknown = meth == "item" or meth == "cpu" and isinstance(tensor.slice, ast.Tuple)
+        if not (kind and kind[0] == TENSOR or kind is None and unknown and not slices and
+                not _over_keys(loop) and _unknown_tensor(walk, tensor.value)):  # preds[8][i]: a tuple's member
             return None
         slices.append(tensor.slice)
         varies = not all(loop.invariant(s) for s in slices)
@@ -89,8 +92,8 @@ def _unknown_tensor(walk, it):
     """What a loop iterates, of a kind the file does not say, whose elements
     the loop reads with `.item()`: only a tensor's (or an array's, known from
     its constructor) elements have one, so it is taken for a tensor when it
-    is the function's own input: a parameter, a field of `self`, or a slice
-    of either (`orig_y = buffer_y[ind]`). What a call handed back may have
+    is the function's own input: a parameter, a field of `self`, a slice of
+    either (`orig_y = buffer_y[ind]`) or arithmetic on them. What a call handed back may have
     been copied to the host by it."""
     while isinstance(it, (ast.Attribute, ast.Subscript)):
         it = it.value
@@ -103,4 +106,17 @@ def _unknown_tensor(walk, it):
               for t in n.targets if isinstance(t, ast.Name) and t.id == it.id]
     if not values:
         return any(a.arg == it.id for a in fn.args.args + fn.args.kwonlyargs)
-    return len(values) == 1 and isinstance(values[0], ast.Subscript) and _unknown_tensor(walk, values[0])
+    if len(values) != 1:
+        return False
+    value = values[0]
+    if isinstance(value, ast.BinOp):  # sample_dif = noisy - clean
+        return all(_unknown_tensor(walk, v) for v in (value.left, value.right))
+    return isinstance(value, ast.Subscript) and _unknown_tensor(walk, value)
+
+
+def _over_keys(loop):
+    """A loop over a mapping's keys (`for k in list(state_dict.keys())`): what
+    it indexes with them is a dict, not a tensor."""
+    it = getattr(loop.node, "iter", None)
+    return it is not None and any(isinstance(n, ast.Attribute) and n.attr in ("keys", "items")
+                                  for n in ast.walk(it))
