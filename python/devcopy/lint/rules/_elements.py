@@ -43,9 +43,12 @@ def per_element(walk, loop, tensor, meth):
                 not _over_keys(loop) and _unknown_tensor(walk, tensor.value)):  # preds[8][i]: a tuple's member
             return None
         slices.append(tensor.slice)
-        varies = not all(loop.invariant(s) for s in slices)
-        return tensor.value if loop.invariant(tensor.value) and varies else None
-    if slices:
+        if loop.invariant(tensor.value):
+            return tensor.value if not all(loop.invariant(s) for s in slices) else None
+        if len(slices) > 1 or not loop.invariant(tensor.slice):
+            return None
+        tensor = tensor.value  # `for pred in preds: pred[0].cpu()`: a part of the element the loop yields
+    elif slices:
         return None
     if not isinstance(tensor, ast.Name) or isinstance(loop.node, ast.While) or tensor.id not in loop.targets:
         return None
