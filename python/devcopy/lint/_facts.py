@@ -43,10 +43,11 @@ def _guarded_module(source, path):
 
 
 def _library(path):
-    """A module of a package, or one a script beside it (or one folder up,
-    `from models.dkt import DKT` in train.py) imports, that runs nothing at
-    import: its tensors come from the scripts that call it, which choose the
-    device."""
+    """A module of a package, or one a script beside it imports, or of a
+    folder that a script one folder up imports from as a namespace package
+    (`from models.dkt import DKT` in train.py: models/kqn.py too), that runs
+    nothing at import: its tensors come from the scripts that call it, which
+    choose the device."""
     if not path:
         return False
     folder = os.path.dirname(os.path.abspath(path))
@@ -54,16 +55,17 @@ def _library(path):
         return True
     module = os.path.splitext(os.path.basename(path))[0]
     return _imported_in(folder, module) or \
-        _imported_in(os.path.dirname(folder), os.path.basename(folder) + "." + module)
+        _imported_in(os.path.dirname(folder), re.escape(os.path.basename(folder)) + r"\.\w+", pattern=True)
 
 
 def _imported_beside(path, folder):
     return _imported_in(folder, os.path.splitext(os.path.basename(path))[0])
 
 
-def _imported_in(folder, module):
-    """Whether a .py file of `folder` imports the (dotted) module name."""
-    name = re.escape(module)
+def _imported_in(folder, module, pattern=False):
+    """Whether a .py file of `folder` imports the (dotted) module name, or
+    one that the regular expression `module` matches."""
+    name = module if pattern else re.escape(module)
     imports = re.compile(r"^\s*(?:from\s+%s\s+import|import\s+%s\b)" % (name, name), re.M)
     return any(imports.search(text) for text in _sources(folder))
 
