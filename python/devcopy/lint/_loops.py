@@ -235,14 +235,15 @@ class Guard:
         self.walk, self.counts = walk, counts
 
     def __enter__(self):
-        loop = self.walk.in_loop() or self.walk.step_frame
-        if loop is not None:
-            loop.guards.append(self.counts)
+        # Kept: the body may end the loop it started in (a module-level
+        # `for` whose body defines the step function the walk then enters).
+        self.loop = self.walk.in_loop() or self.walk.step_frame
+        if self.loop is not None:
+            self.loop.guards.append(self.counts)
 
     def __exit__(self, *exc):
-        loop = self.walk.in_loop() or self.walk.step_frame
-        if loop is not None:
-            loop.guards.pop()
+        if self.loop is not None:
+            self.loop.guards.pop()
 
 
 def step_loops(tree, functions, train_names):

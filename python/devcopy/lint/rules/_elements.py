@@ -12,7 +12,7 @@ _ELEMENT_VIEWS = frozenset("mul clamp byte float permute detach contiguous".spli
 
 def read_line(call):
     """Where a read split over a chained call is: the line of its `.cpu()`."""
-    f = call.func
+    f = getattr(call, "func", None)  # f"{v:.4f}" has none
     if not isinstance(f, ast.Attribute) or f.end_lineno == call.lineno:
         return call
     return types.SimpleNamespace(lineno=f.end_lineno, end_lineno=call.end_lineno, end_col_offset=call.end_col_offset,
