@@ -160,7 +160,8 @@ def guard_counts(walk, test, branch, body):
     clear = _cleared_flags(test, branch) & loop.error_flags  # the branch taken when no error was seen
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, branch = test.operand, "else" if branch == "then" else "then"
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and not loop.invariant(test):
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            not all(_steady(loop, x) for x in [test.left] + test.comparators):
         # `if i == 0:` picks one iteration; `if task == last:` on what the
         # loop never changes is taken on all of them or none.
         op = type(test.ops[0])
@@ -171,13 +172,39 @@ def guard_counts(walk, test, branch, body):
     if loop.periodic_test(test):
         return False
     for n in ast.walk(test):
-        if isinstance(n, ast.Call) and not _rank_test(n):
+        if isinstance(n, ast.Call) and not _rank_test(n) and not _same_answer(loop, n):
             return False
         if isinstance(n, ast.Attribute) and _store_key(n) in loop.flag_keys:
             return False  # a field the loop updates: a counter or a flag
         if isinstance(n, ast.Name) and (n.id in loop.carried or n.id in loop.flags) and n.id not in clear:
             return False
     return True
+
+
+# Calls that answer the same for the same arguments: on what the loop does
+# not change, the branch is taken on every iteration or on none.
+_PURE_BUILTINS = frozenset(("int", "float", "str", "bool", "len", "isinstance", "hasattr", "abs", "min", "max"))
+_SHAPE_METHODS = frozenset(("size", "dim", "numel"))
+
+
+def _same_answer(loop, call):
+    """`int(version[0]) > 0`, `len(x.size()) == 3`: a builtin or a shape
+    query of what the loop does not change, not a call that may count."""
+    f = call.func
+    if isinstance(f, ast.Name) and f.id in _PURE_BUILTINS:
+        parts = call.args
+    elif isinstance(f, ast.Attribute) and f.attr in _SHAPE_METHODS and not call.args:
+        parts = [f.value]
+    else:
+        return False
+    if call.keywords:
+        return False
+    return all(_steady(loop, a) for a in parts)
+
+
+def _steady(loop, node):
+    """What the loop does not change, through calls that answer the same."""
+    return _same_answer(loop, node) if isinstance(node, ast.Call) else loop.invariant(node)
 
 
 def _periodic(assigned):
