@@ -275,6 +275,11 @@ class Expressions:
             member = self.scope.cls.members.get(meth)
             if member and member[0] == MODULE:
                 return (TENSOR, None)  # self.net(x) in a trainer: the member module's forward
+            method = next((f for f in self.scope.cls.node.body if isinstance(f, ast.FunctionDef) and
+                           f.name == meth), None)
+            returned = getattr(method, "devcopy_returns", None)  # walked before this method
+            if returned and returned[0] == MODULE:
+                return returned  # criterion = self._select_criterion()
         if recv is None:
             if meth == "cpu" and not n.args and isinstance(n.func.value, (ast.Call, ast.Subscript)):
                 return (TENSOR, "cpu")  # padder.unpad(flow[0]).cpu(): a tensor's copy on the host

@@ -6,6 +6,7 @@ nothing the host needs on that iteration: the counts can be taken on the
 device and read once."""
 import ast
 
+from .._kinds import MODULE
 from ._results import returned, saved
 
 # Builtins that compute from their arguments and hand the result back.
@@ -257,6 +258,9 @@ def _computes(walk, node, tainted):
             continue
         if isinstance(f, ast.Attribute) and (f.attr in _PURE_METHODS or f.attr in _CONTAINERS and n is node):
             continue
+        kind = walk.kind_of(f) if isinstance(f, (ast.Name, ast.Attribute)) else None
+        if kind and kind[0] == MODULE:
+            continue  # criterion(pred, true): a module's forward computes
         return False
     return True
 
