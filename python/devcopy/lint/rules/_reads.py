@@ -26,6 +26,8 @@ def sync(walk, call, meth, recv):
     f = call.func
     if isinstance(f, ast.Attribute) and f.attr in LOGS and len(call.args) >= 2:
         k = walk.kind_of(call.args[1])  # writer.add_scalar(tag, t, step) reads t on the host
+        if k is None and isinstance(call.args[1], ast.Name) and named_tensor(walk, call.args[1].id):
+            k = (TENSOR, None)
         if k and k[0] == TENSOR and k[1] != "cpu" and not chained_copy(call.args[1]):
             return f"'{f.attr}()' reads '{walk.segment(call.args[1])}' on the host", call.args[1]
         return None
@@ -65,7 +67,8 @@ def sync(walk, call, meth, recv):
 
 def named_tensor(walk, name):
     """A local of unknown kind that the innermost loop calls `backward()` or
-    `item()` on (`print(loss, warm_up)` before `loss.backward()`): a tensor."""
+    `item()` on (`print(loss, warm_up)` before `loss.backward()`,
+    `add_scalar("loss", loss)` before `loss.item()`): a tensor."""
     loop = walk.in_loop()
     if loop is None:
         return False
