@@ -114,6 +114,7 @@ class Loop:
         # math.isnan(grad_norm)`): false on a typical step.
         self.error_flags = errors - others
         self.periodic = _periodic(assigned)
+        self.assigned = assigned  # local -> the values the loop assigns it (plain `name = value`)
         # Locals the loop sets to True and to False (`skip = False`, then
         # `if ...: skip = True`): a branch on one depends on the data.
         self.flags = {k for k, vs in assigned.items()

@@ -27,6 +27,10 @@ def per_element(walk, loop, tensor, meth):
     while meth != "item" and isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
             tensor.func.attr in _ELEMENT_VIEWS:
         tensor = tensor.func.value  # images[i].mul(255).byte().permute(1, 2, 0).cpu(): still one element
+    if isinstance(tensor, ast.Name) and tensor.id not in loop.targets:
+        values = loop.assigned.get(tensor.id, ())
+        if len(values) == 1 and isinstance(values[0], ast.Subscript):
+            tensor = values[0]  # `row = tokens[k, begin:]` then `row.tolist()`: still one row
     slices = []
     while isinstance(tensor, ast.Subscript) and isinstance(tensor.value, ast.Subscript):
         slices.append(tensor.slice)  # pred[i][j]: one element all the same
