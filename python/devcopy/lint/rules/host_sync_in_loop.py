@@ -92,6 +92,11 @@ def _judge_read(walk, call, loop, found, meth):
         return _report(walk, _read_line(call), loop, f"{what} and waits for the device on every iteration of "
                        f"this loop, one element at a time; copy '{name}' to the host once "
                        "before the loop (.tolist() or .cpu()) and read its elements there")
+    if meth == "cpu" and _unchanged(walk, loop, tensor):
+        name = walk.segment(tensor)
+        return _report(walk, _read_line(call), loop, f"{what} and waits for the device on every iteration of "
+                       f"this loop, though '{name}' does not change in it; copy it to the host once before "
+                       "the loop and reuse the copy")
     training = _training_step(walk)
     logged = meth in _LOGS
     printed = isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"
@@ -101,6 +106,19 @@ def _judge_read(walk, call, loop, found, meth):
         why = (_OUTPUT if training else None) if printed else _judge(walk, call, loop, training)
     if why is not None:
         _report(walk, call, loop, f"{what} and waits for the device on every {why}")
+
+
+def _unchanged(walk, loop, tensor):
+    """A local the loop never rebinds nor changes, copied whole
+    (`target.detach().cpu()` in a plotting loop): every iteration copies the
+    same bytes. Not in a training loop, where an optimizer's step changes
+    parameters in place."""
+    while isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
+            tensor.func.attr in ("detach", "contiguous") and not tensor.args:
+        tensor = tensor.func.value
+    if not isinstance(tensor, ast.Name) or loop.training or loop.around_training or _training_step(walk):
+        return False
+    return loop.invariant(tensor) and tensor.id not in loop.targets
 
 
 def _helper(walk, call, loop):
