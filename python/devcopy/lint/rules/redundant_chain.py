@@ -50,16 +50,15 @@ def on_call(walk, call, q, meth, recv):
     inner = call.func.value
     if meth == "copy_" and call.args:
         return _copy_into(walk, call)
-    if not isinstance(inner, ast.Call):
-        return
     outer_kind, outer_detail = _step(walk, call)
     if outer_kind is None:
         return
     through_detach = False
-    if isinstance(inner.func, ast.Attribute) and inner.func.attr == "detach" and outer_kind == "clone":
-        inner, through_detach = inner.func.value, True
-        if not isinstance(inner, ast.Call):
-            return
+    shared = _shared_view(inner)  # x.clone().detach().cpu(), x.clone().data.cpu(): the clone is still copied
+    if shared is not None and (outer_kind == "clone" or outer_kind in ("host", "dev") and _is_clone(shared)):
+        inner, through_detach = shared, True
+    if not isinstance(inner, ast.Call):
+        return
     inner_kind, inner_detail = _step(walk, inner)
     if inner_kind is None or not isinstance(inner.func, ast.Attribute):
         return
@@ -84,6 +83,9 @@ def on_call(walk, call, q, meth, recv):
                     fixes=_drop_outer(walk, call))
         return
     if "clone" in (inner_kind, outer_kind) and {inner_kind, outer_kind} & {"host", "dev"}:
+        moved = outer_kind if inner_kind == "clone" else inner_kind
+        if inner_kind == "clone" and (moved == "host" and place == "cpu" or moved == "dev" and place == "dev"):
+            return  # h.clone().cpu() of a host tensor: the clone is the only copy
         walk.report(RULE, call, f"'{name}' is copied twice: a clone and a transfer each make a "
                                 "new tensor; one to(..., copy=True) copies once")
         return
@@ -94,6 +96,20 @@ def on_call(walk, call, q, meth, recv):
         walk.report(RULE, call, f"'{name}' is copied {'to the host' if inner_kind == 'host' else 'to the device'} "
                                 f"at full width and then cast to {outer_detail}; cast first (or pass "
                                 f"dtype= to the same to()) so fewer bytes cross the bus")
+
+
+def _shared_view(node):
+    """What `x.detach()` or `x.data` shares its storage with, or None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+            and not node.args:
+        return node.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        return node.value
+    return None
+
+
+def _is_clone(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clone"
 
 
 # What makes a 64-bit host tensor: NumPy's random draws and float arrays
