@@ -304,3 +304,22 @@ def _one_step(body, train_names):
             return True
         stack.extend(ast.iter_child_nodes(n))
     return False
+
+
+def host_parts(walk, loop):
+    """The parts of a batch a loop over a loader never moves, while it moves
+    others (`for x, y in loader: x = x.cuda()`): the loader yields host
+    tensors, so `y` stays on the host (`y.cpu()` copies nothing)."""
+    target = loop.target
+    if not isinstance(target, ast.Tuple):
+        return ()
+    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}  # `for i, (x, y) in enumerate(...)`
+    moved, used = set(), set()
+    for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id in names and n.func.attr in ("cuda", "to"):
+            if n.func.attr == "cuda" or walk.move_target(n)[0] == "device":
+                moved.add(n.func.value.id)
+        elif isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
+            used.add(n.id)  # rebound in the loop: judged by what it is bound to
+    return sorted(names - moved - used) if moved else ()

@@ -8,7 +8,7 @@ from ._callers import MOVED_MODULE, walk_again
 from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
-from ._loops import Guard as _Guard, Loop, guard_counts, leaves_loop, step_loops
+from ._loops import Guard as _Guard, Loop, guard_counts, host_parts, leaves_loop, step_loops
 from ._moves import (PLACED, is_stateless, moved_unknown, moved_value, placed_before, placed_by_builder,
                      target_text)
 from ._scopes import ClassFacts, Scope, init_helpers
@@ -252,7 +252,11 @@ class Walk(Expressions):
         else:
             self.expr(s.iter)
             frame = Loop(s, self)
-            self.bind(s.target, self.element_kind(s.iter), None)
+            kind = self.element_kind(s.iter)
+            self.bind(s.target, kind, None)
+            if kind is None or kind == ("E", None):  # a loader, enumerated or not
+                for name in host_parts(self, s):
+                    self.scope.env[name] = (TENSOR, "cpu")
             self.loops.append(frame)
         self.block(s.body)
         self.loops.pop()

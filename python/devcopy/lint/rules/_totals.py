@@ -272,14 +272,15 @@ def _computing_function(walk, name):
         return False
     cached = getattr(fn, "devcopy_computes", None)
     if cached is None:
-        cached = True
+        fn.devcopy_computes = cached = True  # while it is being decided: a recursive call computes
         for n in ast.walk(fn):
             if isinstance(n, ast.Call):
                 q = walk.imports.qual(n.func) or ""
                 f = n.func
                 ok = q.startswith(_PURE_MODULES) and not q.endswith("save") or \
-                    isinstance(f, ast.Name) and f.id in _PURE_BUILTINS or \
-                    isinstance(f, ast.Attribute) and f.attr in _PURE_METHODS
+                    isinstance(f, ast.Name) and (f.id in _PURE_BUILTINS or f.id != name and
+                                                 _computing_function(walk, f.id)) or \
+                    isinstance(f, ast.Attribute) and (f.attr in _PURE_METHODS or f.attr in _CONTAINERS)
                 if not ok:
                     cached = False
                     break
@@ -288,6 +289,23 @@ def _computing_function(walk, name):
                 break
         fn.devcopy_computes = cached
     return cached
+
+
+def appended_total(walk, loop, call):
+    """`errors.append(compute_accuracy(gt, pred.cpu().numpy()))`: a read
+    handed to a function of the file that only computes, whose result goes
+    into a local list the function only reduces after the loop."""
+    stmt, fn = walk.stmt, walk.scope.func
+    outer = getattr(stmt, "value", None) if isinstance(stmt, ast.Expr) else None
+    f = getattr(outer, "func", None)
+    if fn is None or not (isinstance(f, ast.Attribute) and f.attr in _CONTAINERS and outer.args and
+                          outer.args[0] is call and isinstance(f.value, ast.Name)):
+        return False
+    if not (isinstance(call.func, ast.Name) and _computing_function(walk, call.func.id)):
+        return False
+    name = f.value.id
+    return name not in {a.arg for a in fn.args.args + fn.args.kwonlyargs} and \
+        not _kept_whole(walk, fn, loop, name)
 
 
 # Methods of meters, progress bars and loggers: per-step reporting.

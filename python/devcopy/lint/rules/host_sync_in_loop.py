@@ -8,7 +8,7 @@ from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
 from ._reads import LOGS as _LOGS, format_sync as _format_sync, formatted as _formatted, sync as _sync
 from ._results import is_list as _is_list, read_targets, spelled_total
-from ._totals import (METERS as _PROGRESS, feeds_meter, flat as _flat, only_totals, results_whole,
+from ._totals import (METERS as _PROGRESS, appended_total, feeds_meter, flat as _flat, only_totals, results_whole,
                       returned_unreduced, written_after)
 
 RULE = "devcopy-host-sync-in-loop"
@@ -184,6 +184,10 @@ _OUTPUT = ("training step, stalling the GPU queue each time, to report it; repor
            "steps, or accumulate on the device and read once after the loop")
 
 
+_TOTALS = ("iteration of this loop, only to compute metric totals on the host; count on the "
+           "device (torch.sum, torch.bincount) and read the totals once after the loop")
+
+
 _OUTPUT_ANY = ("iteration of this loop only to report it (a meter, a progress bar, a log); "
                "accumulate on the device and read once after the loop, or every N steps")
 
@@ -210,6 +214,8 @@ def _judge(walk, call, loop, training):
             return _OUTPUT_ANY  # a meter or a progress bar, training or evaluating
         if not training and not loop.around_training and feeds_meter(walk, loop, node):
             return _OUTPUT_ANY  # a function's results computed from the read, fed to a meter
+        if not loop.around_training and appended_total(walk, loop, node):
+            return _TOTALS  # errors.append(compute_accuracy(gt, pred.cpu().numpy()))
         return _OUTPUT if training else None
     stmt = walk.stmt
     if isinstance(stmt, ast.AugAssign):
@@ -226,8 +232,7 @@ def _judge(walk, call, loop, training):
             return _OUTPUT if training else None  # a field or element: host results
         why = _follow(walk, loop, stmt, names[0], training)
         if why is None and only_totals(walk, loop, stmt, names[0]):
-            why = ("iteration of this loop, only to compute metric totals on the host; count on the "
-                   "device (torch.sum, torch.bincount) and read the totals once after the loop")
+            why = _TOTALS
         return why
     return None
 
