@@ -1,8 +1,8 @@
 """What a call of a helper of the file or the package hands back, read from
 the helper's text (the helper may be walked later, or live in another file):
 a module or a tensor, its first argument moved, or a checkpoint."""
-from ._imports import (loaders_by_text, loaders_of_file, movers_by_text, movers_of_file, returns_by_text,
-                       returns_of_file)
+from ._imports import (loaders_by_text, loaders_of_file, movers_by_text, movers_of_file, readers_by_text,
+                       readers_of_file, returns_by_text, returns_of_file)
 from ._kinds import CKPT, DEVICE, MODULE, TENSOR
 
 
@@ -36,6 +36,18 @@ def mover_of(walk, name):
         if name in movers:
             return movers[name]
     return None
+
+
+def reads_argument(walk, name):
+    """Whether a function of the file or the package hands back its first
+    argument read on the host (`to_python_float(loss)` returning
+    `loss.item()`)."""
+    if name in walk.functions or walk.imports.names.get(name) is None:
+        if walk.readers is None:
+            walk.readers = readers_by_text(walk.source)
+        return name in walk.readers
+    ref = walk.imports.names[name]
+    return ref[1] in readers_of_file(ref[0])
 
 
 def loaded_by(walk, call, name):

@@ -202,6 +202,27 @@ def movers_of_file(path):
     return movers_by_text(text) if text is not None else {}
 
 
+# `def to_python_float(t): if hasattr(t, 'item'): return t.item()`: hands
+# back its first argument read on the host.
+_READER = re.compile(_HEAD + r"[ \t]+(?:if\b[^\n]*:[ \t]*\n[ \t]+)?return\s+(\w+)\.item\(\)", re.M)
+
+
+def readers_by_text(text):
+    """Names of the functions that hand back their first argument's `.item()`."""
+    out = set()
+    for start in _TOP_DEF.finditer(text):
+        m = _READER.match(text, start.start())
+        if m and m.group(2) == m.group(3):
+            out.add(m.group(1))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def readers_of_file(path):
+    text = source_text(path)
+    return readers_by_text(text) if text is not None else set()
+
+
 _TORCH_IMPORT = re.compile(
     r"^(?:import\s+((?:torch|numpy)[\w.]*)(?:\s+as\s+(\w+))?|"
     r"from\s+((?:torch|numpy)[\w.]*)\s+import\s+(\w+)(?:\s+as\s+(\w+))?)\s*(?:#.*)?$", re.M)

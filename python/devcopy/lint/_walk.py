@@ -44,6 +44,7 @@ class Walk(Expressions):
         self.returns = None  # function -> kind it returns, by the file's text (_imports)
         self.loaders = None  # function -> the torch.load it returns, by the file's text (_imports)
         self.movers = None  # function -> the move it hands its first argument back through (_imports)
+        self.readers = None  # functions that hand back their first argument's item() (_imports)
         self.calls_of = {}  # function of the file -> the kinds each call passes (_callers)
         self.given = None  # (function, {parameter: kind}) its callers give, while walking it again
 

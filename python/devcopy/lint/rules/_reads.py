@@ -4,6 +4,7 @@
 answers (what, tensor expression) for one call or value, or None."""
 import ast
 
+from .._helpers import reads_argument
 from .._kinds import TENSOR
 
 READS = frozenset(("item", "tolist", "numpy", "cpu"))
@@ -53,6 +54,13 @@ def sync(walk, call, meth, recv):
             return f"'item()' reads '{name}' on the host", target
         return f"'{meth}()' copies '{name}' to the host", target
     f = call.func
+    if isinstance(f, ast.Name) and len(call.args) == 1 and f.id not in CASTS and walk.lookup(f.id) is None and \
+            not hasattr(walk.functions.get(f.id), "devcopy_reads") and reads_argument(walk, f.id):
+        a = call.args[0]  # to_python_float(loss): returns loss.item()
+        k = walk.kind_of(a)
+        if k and k[0] == TENSOR and k[1] != "cpu" and not chained_copy(a):
+            return f"'{f.id}()' reads '{walk.segment(a)}' on the host (its item())", a
+        return None
     if isinstance(f, ast.Name) and f.id in CASTS and walk.lookup(f.id) is None and \
             (len(call.args) == 1 or f.id == "print"):
         for a in call.args:  # print(loss, warm_up) prints each of its arguments
