@@ -5,8 +5,10 @@ until its move; reported at the factory, where the fix names the device."""
 import ast
 
 from .._helpers import mover_of
-from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
+from .._kinds import DTYPE_METHODS, NUMPY, TENSOR, const_str
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
+from ._factories import is_factory, made_elsewhere
+from ._targets import maybe_tensor
 
 RULE = "devcopy-create-then-move"
 # In-place fills and arithmetic from scalars: they run as well on the device.
@@ -32,12 +34,6 @@ class Held:
         self.factory, self.q, self.name, self.stmt, self.sources = factory, q, name, stmt, sources
         self.loop, self.ifs = loop, ifs
         self.first, self.reread, self.passed = None, False, None
-
-
-def _is_factory(q):
-    parts = q.split(".")
-    return len(parts) == 2 and parts[0] == "torch" and \
-        (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY)
 
 
 def _param(walk, node):
@@ -114,7 +110,7 @@ def _root(walk, node):
         if type(node) is not ast.Call:
             return None
         q = walk.imports.qual(node.func)
-        if q is not None and _is_factory(q):
+        if q is not None and is_factory(q):
             return node
         node = _inner(walk, node, q)
     return None
@@ -142,80 +138,6 @@ def _rebinds(stmt, name):
     return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
 
 
-def _made_elsewhere(walk, factory, q, chain=None):
-    """Given a device, made on it by a CUDA default tensor type (every factory
-    but the typed legacy constructors, `torch.FloatTensor`, which stay on the
-    host), or uploading real host data: nothing to move. A legacy
-    constructor whose values are overwritten before the move
-    (`torch.LongTensor(b).fill_(0)`) was given a size, whatever it reads as."""
-    if any(k.arg == "device" for k in factory.keywords):
-        return True
-    short = q.split(".")[1]
-    if walk.facts.device_default and (short not in LEGACY or short == "Tensor"):
-        return True
-    sized = chain is not None and short in LEGACY and _overwritten(chain, factory)
-    return _uploads_data(walk, factory, q) and not sized
-
-
-# In-place fills that overwrite every element.
-_OVERWRITES = frozenset(("fill_", "zero_", "uniform_", "normal_"))
-
-
-def _overwritten(node, factory):
-    """Whether a fill of _OVERWRITES lies on the chain from `node` down to the factory."""
-    while node is not factory and type(node) is ast.Call:
-        f = node.func
-        if type(f) is ast.Attribute:
-            if f.attr in _OVERWRITES:
-                return True
-            node = f.value
-        else:
-            node = node.args[0] if node.args else None
-    return False
-
-
-def _shape_arg(node):
-    """An argument that reads as a size: an int, len(...), n * 2, range(n)."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, int) and not isinstance(node.value, bool)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return node.func.id in ("len", "sum", "int", "max", "min", "range")
-    if isinstance(node, ast.BinOp):  # n * 2, not [[start]] * k
-        return not any(isinstance(n, (ast.List, ast.Tuple, ast.ListComp)) for n in ast.walk(node))
-    return False
-
-
-def _legacy_uploads(factory):
-    """torch.Tensor(3, 4) and torch.FloatTensor([0.]) make a tensor from
-    nothing; torch.Tensor(obs) uploads data."""
-    args = factory.args
-    if len(args) >= 2 or (len(args) == 1 and _shape_arg(args[0])):
-        return False
-    if not args and any(k.arg == "size" for k in factory.keywords):
-        return False  # torch.ByteTensor(size=(n,)): uninitialised, like torch.empty
-    if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
-        elts = args[0].elts
-        return len(elts) > 1 or not all(isinstance(e, ast.Constant) for e in elts)
-    return True
-
-
-def _uploads_data(walk, factory, q):
-    """torch.tensor(values) of real host data: uploading it is the point."""
-    if q.split(".")[1] in LEGACY:
-        return _legacy_uploads(factory)
-    if q.endswith("_like"):
-        k = walk.kind_of(factory.args[0]) if factory.args else None
-        return place_of(k) != "cpu"  # made where its argument is
-    if q not in ("torch.tensor",):
-        return False
-    if not factory.args:
-        return True
-    data = factory.args[0]
-    if isinstance(data, (ast.List, ast.Tuple)):
-        return len(data.elts) >= 2 or any(not isinstance(e, ast.Constant) for e in data.elts)
-    return not isinstance(data, ast.Constant)
-
-
 def _hold(walk, call, name):
     """`x = Variable(torch.zeros(n)).long()`, `x = x.view(1, -1)`, `y =
     x.unsqueeze(0)`: the local now holds a factory's host tensor."""
@@ -224,7 +146,7 @@ def _hold(walk, call, name):
         return False
     if type(root) is ast.Call:
         q = walk.imports.qual(root.func)
-        if _made_elsewhere(walk, root, q, call):
+        if made_elsewhere(walk, root, q, call):
             return False
         walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
         return True
@@ -260,9 +182,19 @@ def _target(walk, call, meth):
     kind, place = walk.move_target(call)
     if kind == "tensor" and place == "dev" and call.args:  # .to(gt): to a tensor known to be on the device
         return f"{walk.segment(call.args[0])}.device"
+    if _to_tensor(walk, call, kind, place):
+        return f"{walk.segment(call.args[0])}.device"  # .to(source): where a forward's input is
     if kind != "device" or place == "cpu" or (place is None and not walk.facts.uses_device):
         return None
     return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
+
+
+def _to_tensor(walk, call, kind, place):
+    """`.to(source)` of a tensor not known to be on the host (a forward's
+    input, a parameter, an element of an unpacked batch): to its dtype and
+    device, in a file that uses a device."""
+    return len(call.args) == 1 and not call.keywords and walk.facts.uses_device and \
+        (kind == "tensor" and place is None or kind is None and maybe_tensor(walk, call.args[0]))
 
 
 def _scaled(value, call):
@@ -307,12 +239,15 @@ def on_call(walk, call, q, meth, recv):
         _through_local(walk, call, meth, target, root)
         return
     fname = walk.imports.qual(root.func)
-    if _made_elsewhere(walk, root, fname, call.func.value):
+    if made_elsewhere(walk, root, fname, call.func.value):
         return
+    suggestion, fixes = _suggest(root, fname, target), _fix(walk, call, root, target, meth)
+    if meth == "to" and fname.split(".")[1] not in LEGACY and _to_tensor(walk, call, *walk.move_target(call)):
+        # To the tensor's dtype too: say so, and leave the edit to the reader.
+        suggestion, fixes = suggestion[:-1] + f", dtype={walk.segment(call.args[0])}.dtype)", []
     walk.report(RULE, root,
                 f"'{fname.split('.')[1]}()' makes the tensor on the host and '{meth}()' then copies it to "
-                f"{target}; create it there directly: {_suggest(root, fname, target)}",
-                fixes=_fix(walk, call, root, target, meth))
+                f"{target}; create it there directly: {suggestion}", fixes=fixes)
 
 
 def _factory_method(walk, node):
@@ -331,7 +266,7 @@ def _factory_method(walk, node):
         return None
     made = body[0].value
     q = walk.imports.qual(made.func)
-    if q is None or not _is_factory(q) or q.split(".")[1] in LEGACY or any(k.arg == "device" for k in made.keywords):
+    if q is None or not is_factory(q) or q.split(".")[1] in LEGACY or any(k.arg == "device" for k in made.keywords):
         return None
     return name, q
 
@@ -346,7 +281,7 @@ def _through_helper(walk, call):
     if root is None or type(root) is not ast.Call:
         return
     fname = walk.imports.qual(root.func)
-    if _made_elsewhere(walk, root, fname, call.args[0]):
+    if made_elsewhere(walk, root, fname, call.args[0]):
         return
     walk.report(RULE, root,
                 f"'{fname.split('.')[1]}()' makes the tensor on the host and '{call.func.id}()' then copies it "
