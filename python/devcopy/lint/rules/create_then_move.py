@@ -53,6 +53,9 @@ def _scalar(walk, node):
         return _scalar(walk, node.operand)
     if t is ast.BinOp:
         return _scalar(walk, node.left) and _scalar(walk, node.right)
+    if t is ast.Call and type(node.func) is ast.Name and node.func.id in ("float", "int") and \
+            len(node.args) == 1 and not node.keywords:
+        return type(node.args[0]) is ast.Constant or _scalar(walk, node.args[0])  # float('-inf')
     if t is ast.Name or t is ast.Attribute:
         k = walk.kind_of(node)
         return not k or k[0] not in (TENSOR, NUMPY, "TT")
@@ -103,10 +106,15 @@ def _root(walk, node):
         if type(node) is ast.Subscript and _new_axes(node):
             node = node.value
             continue
-        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Mod) and \
-                type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
-            node = node.left  # torch.ones(n) / L, torch.arange(n) % 2: still a new host tensor
-            continue
+        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Mod):
+            # torch.ones(n) / L, torch.arange(n) % 2, std * torch.randn(n): still a new host tensor
+            if type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
+                node = node.left
+                continue
+            if type(node.right) is ast.Call and _scalar(walk, node.left) and not _param(walk, node.left):
+                node = node.right
+                continue
+            return None
         if type(node) is not ast.Call:
             return None
         q = walk.imports.qual(node.func)
@@ -198,8 +206,9 @@ def _to_tensor(walk, call, kind, place):
 
 
 def _scaled(value, call):
-    """`mask = torch.arange(n) % 2`: the call scaled by what _root sees through."""
-    return type(value) is ast.BinOp and value.left is call
+    """`mask = torch.arange(n) % 2`, `z = std * torch.randn(n)`: the call
+    scaled by what _root sees through."""
+    return type(value) is ast.BinOp and (value.left is call or value.right is call)
 
 
 def _to_host(node):
