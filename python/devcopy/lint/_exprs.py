@@ -13,6 +13,9 @@ from ._kinds import (CKPT, DEVICE, FACTORIES, LIKE_FACTORIES, MODULE, MODULE_ONL
 # Methods that take a state dict and hand back something else.
 _STATE_SETTERS = frozenset(("load_state_dict", "set_state_dict", "load"))
 _NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
+# What a tensor says of itself without its data being read.
+_META_ATTRS = frozenset(("shape", "dtype", "device", "ndim", "is_cuda"))
+_META_METHODS = frozenset(("size", "dim", "ndimension", "numel", "nelement"))
 
 
 def _int_const(node):
@@ -127,7 +130,7 @@ class Expressions:
         q = self.imports.qual(n)
         if q is not None:
             return (DEVICE, None) if q.endswith(".device") and "cuda" not in q else None
-        base = self.expr(n.value)
+        base = self.meta(n.value) if n.attr in _META_ATTRS else self.expr(n.value)
         if n.attr == "device":
             return (DEVICE, place_of(base))
         if base and base[0] == TENSOR and n.attr in TENSOR_ATTRS:
@@ -159,6 +162,14 @@ class Expressions:
                 return ("TT", place)
         return None
 
+    def meta(self, node):
+        """The kind of the receiver of a read of its shape, dtype or device
+        (`x.shape`, `x.size(0)`, `len(x)`): a name read so is not counted as
+        a read of a factory's data that a local holds (create-then-move)."""
+        if type(node) is ast.Name:
+            return self.lookup(node.id)
+        return self.expr(node)
+
     def own_methods(self):
         """Names of the methods the file's classes define: a class of its own
         may have a `clone()` (DeepRL's `Grads`), so that call says nothing."""
@@ -175,7 +186,7 @@ class Expressions:
         if q is None:
             if isinstance(f, ast.Attribute):
                 meth = f.attr
-                recv = self.expr(f.value)
+                recv = self.meta(f.value) if meth in _META_METHODS and not n.keywords else self.expr(f.value)
                 if meth in MODULE_ONLY_METHODS and recv is None:
                     recv = self.mark_module(f.value)
                 elif meth in TENSOR_ONLY_METHODS and recv is None and not n.args and \
@@ -195,7 +206,10 @@ class Expressions:
         transparent = passes_value(f, q)
         if not transparent:
             self.uses.append(("call", name, n))
-        kinds = [self.expr(a) for a in n.args]
+        if q is None and type(f) is ast.Name and f.id == "len" and len(n.args) == 1:
+            kinds = [self.meta(n.args[0])]
+        else:
+            kinds = [self.expr(a) for a in n.args]
         for k in n.keywords:
             self.expr(k.value)
         if not transparent:

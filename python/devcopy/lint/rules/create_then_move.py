@@ -92,9 +92,19 @@ def _inner(walk, call, q):
         return f.value if _type_target(walk, call) == "host" else None
     if a not in _BETWEEN:
         return None
-    if a in _FILLS and not all(_scalar(walk, x) for x in list(call.args) + [k.value for k in call.keywords]):
+    if a in _FILLS and not _fill_value(walk, call, a):
         return None  # a fill from a tensor is not followed
     return f.value
+
+
+def _fill_value(walk, call, meth):
+    """Whether a fill's arguments are scalars; `fill_` takes one value
+    whatever gives it (`fill_(tok.token_to_id(sos))`, `fill_(x.item())`):
+    a number, or a tensor of one element on either device."""
+    args = list(call.args) + [k.value for k in call.keywords]
+    if meth == "fill_" and len(args) == 1 and type(args[0]) is ast.Call:
+        return True
+    return all(_scalar(walk, x) for x in args)
 
 
 def _root(walk, node):
@@ -172,8 +182,7 @@ def _fill_in_place(walk, call):
     if type(recv) is not ast.Name:
         return
     held = walk.scope.fresh.get(recv.id)
-    if held is not None and held.first is recv and \
-            all(_scalar(walk, a) for a in list(call.args) + [k.value for k in call.keywords]):
+    if held is not None and held.first is recv and _fill_value(walk, call, call.func.attr):
         held.first, held.passed = None, recv
 
 
