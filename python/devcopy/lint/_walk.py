@@ -95,6 +95,9 @@ class Walk(Expressions):
         methods.sort(key=lambda m: (m.name != "__init__", m.name not in facts.init_helpers))
         for m in methods:
             self.function(m, facts)
+        for s in node.body:
+            if isinstance(s, ast.ClassDef):  # class Hash(torch.autograd.Function) inside a model
+                self.class_def(s)
 
     def function(self, node, cls):
         outer = self.scope
