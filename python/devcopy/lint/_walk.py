@@ -212,6 +212,8 @@ class Walk(Expressions):
         elif t in _FUNCS:
             self.function(s, None)
             self.scope.env[s.name] = None
+            if self.scope.func is not None:
+                self.scope.defs[s.name] = s
         elif t is ast.ClassDef:
             self.class_def(s)
         elif t in (ast.Import, ast.ImportFrom):

@@ -5,7 +5,7 @@ import ast
 import os
 
 from .._kinds import CKPT
-from .._moves import moved_in_base, placed_before
+from .._moves import moved_by_owner, moved_in_base, placed_before
 from .repeated_module_move import add_event, opposite, receiver_key
 
 RULE = "devcopy-checkpoint-to-device"
@@ -113,6 +113,9 @@ def _judge(walk, model, ck):
         moved = key in scope.moved or placed_before(walk, model) is not None
     if not moved and moved_in_base(walk, model):
         moved, how = True, "moved in the constructor of its base class"
+    owner = None if moved else moved_by_owner(walk, model)
+    if owner:
+        moved, how = True, f"moved in the constructor of '{owner}'"
     if not refs and not moved:
         return
     add_event(walk, load, refs, "built",
