@@ -124,7 +124,19 @@ class Expressions:
                     self.expr(c)
                 for h in self.comprehension_hooks:
                     h(self, n, child)
+        if t is ast.DictComp:
+            return self._filtered_checkpoint(n)
         return self._moved_elements(n) if t is ast.ListComp else None
+
+    def _filtered_checkpoint(self, n):
+        """`{k: v for k, v in sd.items() if 'fc' not in k}` of a checkpoint:
+        the same tensors, where torch.load put them."""
+        it = n.generators[0].iter
+        if len(n.generators) == 1 and type(it) is ast.Call and type(it.func) is ast.Attribute and \
+                it.func.attr == "items" and not it.args:
+            k = self.kind_of(it.func.value)
+            return k if k and k[0] == CKPT else None
+        return None
 
     def attribute(self, n):
         q = self.imports.qual(n)
@@ -216,6 +228,8 @@ class Expressions:
             self.uses.pop()
         if q is None and type(f) is ast.Name:
             record_call(self, n, kinds)
+        if meth == "update" and len(kinds) == 1 and kinds[0] and kinds[0][0] == CKPT and type(f.value) is ast.Name:
+            self.scope.env[f.value.id] = kinds[0]  # model_dict.update(pretrained): now holds its tensors
         kind = self.result(n, q, meth, recv)
         if kind is None and meth not in _STATE_SETTERS:
             # util.transfer(model, torch.load(p)): a state dict renamed or filtered is one still
