@@ -43,3 +43,38 @@ def _bindings(fn):
                     plain.add(target.id)
         found = fn.devcopy_tuple_names = (frozenset(unpacked), frozenset(plain))
     return found
+
+
+# Casts and views a batch element may go through and still be the loader's host tensor.
+_KEEPS_PLACE = frozenset("float double half long int bool byte contiguous view reshape squeeze unsqueeze".split())
+
+
+def host_batch_device(walk, node):
+    """`.to(batch_y.device)` of a name the function binds only as the target
+    of its loop over a loader, and by casts of itself (`batch_y =
+    batch_y.float()`), never moved: the host, so nothing is copied."""
+    if not (type(node) is ast.Attribute and node.attr == "device" and type(node.value) is ast.Name):
+        return False
+    fn, name, looped = walk.scope.func, node.value.id, False
+    if fn is None:
+        return False
+    for n in ast.walk(fn):
+        t = type(n)
+        if t in (ast.For, ast.AsyncFor):
+            if any(type(e) is ast.Name and e.id == name for e in ast.walk(n.target)):
+                if (walk.kind_of(n.iter) or ("",))[0] in ("T", "TT"):
+                    return False  # the rows of a tensor, wherever it is
+                looped = True
+        elif t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
+            for target in n.targets if t is ast.Assign else [n.target]:
+                if any(type(e) is ast.Name and e.id == name for e in ast.walk(target)) and \
+                        not (type(target) is ast.Name and _self_cast(n.value, name)):
+                    return False
+    return looped
+
+
+def _self_cast(value, name):
+    """`x.float()`, `x.long().view(-1)`: `x` cast or viewed, not moved."""
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _KEEPS_PLACE:
+        value = value.func.value
+    return type(value) is ast.Name and value.id == name

@@ -8,7 +8,7 @@ from .._helpers import mover_of
 from .._kinds import DTYPE_METHODS, NUMPY, TENSOR, const_str
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
 from ._factories import is_factory, made_elsewhere
-from ._targets import maybe_tensor
+from ._targets import host_batch_device, maybe_tensor
 
 RULE = "devcopy-create-then-move"
 # In-place fills and arithmetic from scalars: they run as well on the device.
@@ -197,6 +197,8 @@ def _target(walk, call, meth):
         k = walk.kind_of(a) if a is not None and not _to_host(a) else ("",)
         return None if k is not None and (k[0] != TENSOR or k[1] == "cpu") else f"{walk.segment(a)}.device"
     kind, place = walk.move_target(call)
+    if call.args and host_batch_device(walk, call.args[0]):
+        return None
     if kind == "tensor" and place == "dev" and call.args:  # .to(gt): to a tensor known to be on the device
         return f"{walk.segment(call.args[0])}.device"
     if _to_tensor(walk, call, kind, place):
