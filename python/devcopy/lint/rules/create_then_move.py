@@ -9,6 +9,7 @@ from .._kinds import DTYPE_METHODS, NUMPY, TENSOR, const_str
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
 from ._factories import is_factory, made_elsewhere
 from ._targets import host_batch_device, maybe_tensor
+from .repeated_module_move import opposite
 
 RULE = "devcopy-create-then-move"
 # In-place fills and arithmetic from scalars: they run as well on the device.
@@ -27,13 +28,15 @@ class Held:
     around the factory, the local's first read since, whether it was read
     again, the locals it was derived from (`r = torch.arange(n); e =
     r.unsqueeze(0)`: `r` must not be read later), and the receiver of a
-    scalar fill, which is no read."""
-    __slots__ = ("factory", "q", "name", "stmt", "loop", "ifs", "first", "reread", "sources", "passed")
+    scalar fill, which is no read; and the factories the other branches of
+    an `if` bound the local to, unread (`if a: h = torch.zeros(n)` / `else:
+    h = torch.randn(n)`), which the same move copies."""
+    __slots__ = ("factory", "q", "name", "stmt", "loop", "ifs", "first", "reread", "sources", "passed", "alts")
 
     def __init__(self, factory, q, name, stmt, loop, ifs, sources=()):
         self.factory, self.q, self.name, self.stmt, self.sources = factory, q, name, stmt, sources
         self.loop, self.ifs = loop, ifs
-        self.first, self.reread, self.passed = None, False, None
+        self.first, self.reread, self.passed, self.alts = None, False, None, ()
 
 
 def _param(walk, node):
@@ -166,7 +169,11 @@ def _hold(walk, call, name):
         q = walk.imports.qual(root.func)
         if made_elsewhere(walk, root, q, call):
             return False
-        walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
+        prev = walk.scope.fresh.get(name)
+        held = walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
+        if prev is not None and prev.first is None and not prev.sources and prev.loop is held.loop and \
+                opposite(prev.ifs, walk.path_ifs):
+            held.alts = prev.alts + (prev,)
         return True
     held = _held(walk, root)
     if held is None:
@@ -345,12 +352,13 @@ def on_file_end(walk):
         kept = "', then '".join(n for i, n in enumerate(names) if i == 0 or n != names[i - 1])
         # Moved only under `if self.gpu:`: the device the factory gets follows that test.
         where = f"{target} if {conditional} else 'cpu'" if conditional else target
-        factory, fname = held.factory, held.q
-        walk.report(RULE, factory,
-                    f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{kept}' until "
-                    f"'{meth}()' at line {call.lineno} copies it to {target} with nothing reading it before; "
-                    f"create it there directly: {_suggest(factory, fname, where)}",
-                    notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
+        for one in (held,) + held.alts:
+            factory, fname = one.factory, one.q
+            walk.report(RULE, factory,
+                        f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{kept}' until "
+                        f"'{meth}()' at line {call.lineno} copies it to {target} with nothing reading it before; "
+                        f"create it there directly: {_suggest(factory, fname, where)}",
+                        notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
 
 
 def _inside(node, outer):
