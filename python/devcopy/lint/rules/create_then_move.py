@@ -204,8 +204,6 @@ def _target(walk, call, meth):
         k = walk.kind_of(a) if a is not None and not _to_host(a) else ("",)
         return None if k is not None and (k[0] != TENSOR or k[1] == "cpu") else f"{walk.segment(a)}.device"
     kind, place = walk.move_target(call)
-    if call.args and host_batch_device(walk, call.args[0]):
-        return None
     if kind == "tensor" and place == "dev" and call.args:  # .to(gt): to a tensor known to be on the device
         return f"{walk.segment(call.args[0])}.device"
     if _to_tensor(walk, call, kind, place):
@@ -219,8 +217,15 @@ def _to_tensor(walk, call, kind, place):
     """`.to(source)` of a tensor not known to be on the host (a forward's
     input, a parameter, an element of an unpacked batch): to its dtype and
     device, in a file that uses a device."""
-    return len(call.args) == 1 and not call.keywords and walk.facts.uses_device and \
-        (kind == "tensor" and place is None or kind is None and maybe_tensor(walk, call.args[0]))
+    if len(call.args) != 1 or call.keywords or not walk.facts.uses_device:
+        return False
+    if kind == "tensor" and place is None:
+        return True
+    if kind is not None:
+        return False
+    root = _root(walk, call.func.value)  # scan the function's bindings only for a factory's move
+    return root is not None and (type(root) is not ast.Name or _held(walk, root) is not None) and \
+        maybe_tensor(walk, call.args[0])
 
 
 def _scaled(value, call):
@@ -266,7 +271,7 @@ def on_call(walk, call, q, meth, recv):
         _through_local(walk, call, meth, target, root)
         return
     fname = walk.imports.qual(root.func)
-    if made_elsewhere(walk, root, fname, call.func.value):
+    if made_elsewhere(walk, root, fname, call.func.value) or call.args and host_batch_device(walk, call.args[0]):
         return
     suggestion, fixes = _suggest(root, fname, target), _fix(walk, call, root, target, meth)
     if meth == "to" and fname.split(".")[1] not in LEGACY and _to_tensor(walk, call, *walk.move_target(call)):
@@ -320,7 +325,7 @@ def _through_local(walk, call, meth, target, name):
     """`x = torch.zeros(n)` ... `if cuda: x = x.cuda()`: decided at the file's
     end, once it is known that nothing read the host tensor afterwards."""
     held = _held(walk, name)
-    if held is None:
+    if held is None or call.args and host_batch_device(walk, call.args[0]):
         return
     if _rebinds(walk.stmt, name.id):
         # The host tensor is gone after this statement; `x = x.cuda() if gpu
