@@ -14,6 +14,9 @@ from ._loops import Guard
 # Methods that take a state dict and hand back something else.
 _STATE_SETTERS = frozenset(("load_state_dict", "set_state_dict", "load"))
 _NORM_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm"))
+# What a tensor says of itself without its data being read.
+_META_ATTRS = frozenset(("shape", "dtype", "device", "ndim", "is_cuda"))
+_META_METHODS = frozenset(("size", "dim", "ndimension", "numel", "nelement"))
 
 
 def _int_const(node):
@@ -128,13 +131,25 @@ class Expressions:
                     self.expr(c)
                 for h in self.comprehension_hooks:
                     h(self, n, child)
+        if t is ast.DictComp:
+            return self._filtered_checkpoint(n)
         return self._moved_elements(n) if t is ast.ListComp else None
+
+    def _filtered_checkpoint(self, n):
+        """`{k: v for k, v in sd.items() if 'fc' not in k}` of a checkpoint:
+        the same tensors, where torch.load put them."""
+        it = n.generators[0].iter
+        if len(n.generators) == 1 and type(it) is ast.Call and type(it.func) is ast.Attribute and \
+                it.func.attr == "items" and not it.args:
+            k = self.kind_of(it.func.value)
+            return k if k and k[0] == CKPT else None
+        return None
 
     def attribute(self, n):
         q = self.imports.qual(n)
         if q is not None:
             return (DEVICE, None) if q.endswith(".device") and "cuda" not in q else None
-        base = self.expr(n.value)
+        base = self.meta(n.value) if n.attr in _META_ATTRS else self.expr(n.value)
         if n.attr == "device":
             return (DEVICE, place_of(base))
         if base and base[0] == TENSOR and n.attr in TENSOR_ATTRS:
@@ -166,6 +181,14 @@ class Expressions:
                 return ("TT", place)
         return None
 
+    def meta(self, node):
+        """The kind of the receiver of a read of its shape, dtype or device
+        (`x.shape`, `x.size(0)`, `len(x)`): a name read so is not counted as
+        a read of a factory's data that a local holds (create-then-move)."""
+        if type(node) is ast.Name:
+            return self.lookup(node.id)
+        return self.expr(node)
+
     def own_methods(self):
         """Names of the methods the file's classes define: a class of its own
         may have a `clone()` (DeepRL's `Grads`), so that call says nothing."""
@@ -182,7 +205,7 @@ class Expressions:
         if q is None:
             if isinstance(f, ast.Attribute):
                 meth = f.attr
-                recv = self.expr(f.value)
+                recv = self.meta(f.value) if meth in _META_METHODS and not n.keywords else self.expr(f.value)
                 if meth in MODULE_ONLY_METHODS and recv is None:
                     recv = self.mark_module(f.value)
                 elif meth in TENSOR_ONLY_METHODS and recv is None and not n.args and \
@@ -202,13 +225,18 @@ class Expressions:
         transparent = passes_value(f, q)
         if not transparent:
             self.uses.append(("call", name, n))
-        kinds = [self.expr(a) for a in n.args]
+        if q is None and type(f) is ast.Name and f.id == "len" and len(n.args) == 1:
+            kinds = [self.meta(n.args[0])]
+        else:
+            kinds = [self.expr(a) for a in n.args]
         for k in n.keywords:
             self.expr(k.value)
         if not transparent:
             self.uses.pop()
         if q is None and type(f) is ast.Name:
             record_call(self, n, kinds)
+        if meth == "update" and len(kinds) == 1 and kinds[0] and kinds[0][0] == CKPT and type(f.value) is ast.Name:
+            self.scope.env[f.value.id] = kinds[0]  # model_dict.update(pretrained): now holds its tensors
         kind = self.result(n, q, meth, recv)
         if kind is None and meth not in _STATE_SETTERS:
             # util.transfer(model, torch.load(p)): a state dict renamed or filtered is one still

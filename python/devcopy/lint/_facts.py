@@ -34,12 +34,11 @@ _MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
 
 def _guarded_module(source, path):
     """A file whose only top-level code is its `if __name__ == '__main__':`
-    block, imported by a script beside it: imported, it runs nothing, and
-    that script chooses the device."""
+    block, a module of a package or imported by a script beside it (as
+    _library): imported, it runs nothing, and that script chooses the device."""
     guard = _MAIN_GUARD.search(source)
     return guard is not None and _SCRIPT_LINE.search(source[:guard.start()]) is None and \
-        _SCRIPT_LINE.search(source, guard.end()) is None and path is not None and \
-        _imported_beside(path, os.path.dirname(os.path.abspath(path)))
+        _SCRIPT_LINE.search(source, guard.end()) is None and _library(path)
 
 
 def _library(path):
@@ -56,10 +55,6 @@ def _library(path):
     module = os.path.splitext(os.path.basename(path))[0]
     return _imported_in(folder, module) or \
         _imported_in(os.path.dirname(folder), re.escape(os.path.basename(folder)) + r"\.\w+", pattern=True)
-
-
-def _imported_beside(path, folder):
-    return _imported_in(folder, os.path.splitext(os.path.basename(path))[0])
 
 
 def _imported_in(folder, module, pattern=False):

@@ -81,9 +81,10 @@ def moved_value(walk, value):
         return placed_before(walk, value.args[0])
     if name in PLACERS and isinstance(f, ast.Attribute) and value.args:
         return value
-    inner = getattr(walk.functions.get(f.id), "devcopy_moved", None) if isinstance(f, ast.Name) else None
+    inner = getattr(walk.scope.defs.get(f.id) or walk.functions.get(f.id), "devcopy_moved", None) \
+        if isinstance(f, ast.Name) else None
     if inner is not None:
-        return inner  # a function of the file walked already: where it moved what it returns
+        return inner  # a function of the file (or defined in this one) walked already: where it moved what it returns
     if isinstance(f, ast.Name) and builds_moved(walk, f.id, 0):
         return value  # a builder that returns its module moved: create_embedding_matrix(...)
     return None
@@ -140,8 +141,36 @@ def moved_in_base(walk, node):
     return any(node.attr in init_moved_members(path, name) for path, name in refs)
 
 
+def moved_by_owner(walk, node):
+    """`engine.model` of `engine = trainer(...)`, a class of the package
+    whose `__init__` moves its member (`self.model.to(device)`): the name of
+    that class, or None."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)) or node.value.id == "self":
+        return None
+    name = _built_by(walk, node.value.id, node.lineno)
+    if name is None:
+        return None
+    ref = (walk.path, name) if name in walk.classes else walk.imports.names.get(name)
+    return name if ref and ref[0] and node.attr in init_moved_members(ref[0], name) else None
+
+
+def _built_by(walk, var, line):
+    """The class `var = Cls(...)` last built before `line` in this function
+    (searched only when a checkpoint is loaded into one of its members)."""
+    found = None
+    for n in ast.walk(walk.scope.func or walk.tree):
+        if isinstance(n, ast.Assign) and n.lineno < line and len(n.targets) == 1 and \
+                isinstance(n.targets[0], ast.Name) and n.targets[0].id == var:
+            v = n.value
+            ok = isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+            if found is None or n.lineno > found[0]:
+                found = (n.lineno, v.func.id if ok else None)
+    return found[1] if found else None
+
+
 _CLASS_AT = r"^class\s+%s\b[^\n]*:\s*\n"
-_MEMBER_MOVED = re.compile(r"^\s+self\.(\w+)\s*=\s*[^\n]*\.(?:to|cuda)\((?!\s*['\"]cpu)", re.M)
+# `self.model = build().to(device)`, or `self.model.to(device)` as a statement.
+_MEMBER_MOVED = re.compile(r"^\s+self\.(\w+)(?:\s*=\s*[^\n]*)?\.(?:to|cuda)\((?!\s*['\"]cpu)", re.M)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -48,5 +48,6 @@ class Scope:
         self.maybe_moved = {}  # name -> `get_model(...).cuda()`: moved, if it is a module
         self.premoved = {}  # local list -> a module moved before it was put there
         self.fresh = {}  # local -> create_then_move.Held: a factory's host tensor until its move
+        self.defs = dict(outer.defs) if outer else {}  # functions defined inside, walked: `def create_model():`
         self.returns = None
         self.moved_returned = None  # the move of the module it returns

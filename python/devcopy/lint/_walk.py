@@ -96,6 +96,9 @@ class Walk(Expressions):
         methods.sort(key=lambda m: (m.name != "__init__", m.name not in facts.init_helpers))
         for m in methods:
             self.function(m, facts)
+        for s in node.body:
+            if isinstance(s, ast.ClassDef):  # class Hash(torch.autograd.Function) inside a model
+                self.class_def(s)
 
     def function(self, node, cls):
         outer = self.scope
@@ -210,6 +213,8 @@ class Walk(Expressions):
         elif t in _FUNCS:
             self.function(s, None)
             self.scope.env[s.name] = None
+            if self.scope.func is not None:
+                self.scope.defs[s.name] = s
         elif t is ast.ClassDef:
             self.class_def(s)
         elif t in (ast.Import, ast.ImportFrom):

@@ -91,7 +91,8 @@ def test_lora_seed(run):
 
 
 def test_package_move_across_files(run):
-    move = [f for file, f in run if _rel(file) == os.path.join("pkg", "model.py")]
+    move = [f for file, f in run
+            if _rel(file) == os.path.join("pkg", "model.py") and f[0] == "devcopy-repeated-module-move"]
     assert [f[1] for f in move] == [16]
     assert "(blocks.py)" in move[0][5]
     assert [(_rel(n[0]), n[1]) for n in move[0][6]] == [(os.path.join("pkg", "blocks.py"), 8)]

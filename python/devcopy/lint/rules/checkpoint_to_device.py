@@ -5,7 +5,7 @@ import ast
 import os
 
 from .._kinds import CKPT
-from .._moves import moved_in_base, placed_before
+from .._moves import moved_by_owner, moved_in_base, placed_before
 from .repeated_module_move import add_event, opposite, receiver_key
 
 RULE = "devcopy-checkpoint-to-device"
@@ -85,6 +85,24 @@ def _global(walk, key):
     return key not in local
 
 
+def _owner_moved(walk, model):
+    """`model.feature` of a local `model` moved earlier in the function, no
+    member of it assigned since (`model.fc = nn.Linear(...)` after the move
+    is a new layer on the host): the move, or None."""
+    if not (isinstance(model, ast.Attribute) and isinstance(model.value, ast.Name)) or model.value.id == "self":
+        return None
+    at = _last_move(walk, walk.scope, model.value.id)
+    if not isinstance(at, ast.AST):
+        return None
+    base = model.value.id
+    for n in ast.walk(walk.scope.func or walk.tree):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and at.lineno < n.lineno < model.lineno:
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == base:
+                    return None
+    return at
+
+
 def _judge(walk, model, ck):
     key = receiver_key(model)
     scope, cls = walk.scope, walk.scope.cls
@@ -111,8 +129,14 @@ def _judge(walk, model, ck):
             how = f"moved at line {at.lineno}"
     else:
         moved = key in scope.moved or placed_before(walk, model) is not None
+        at = None if moved else _owner_moved(walk, model)
+        if at is not None:
+            moved, how = True, f"part of '{model.value.id}', moved at line {at.lineno}"
     if not moved and moved_in_base(walk, model):
         moved, how = True, "moved in the constructor of its base class"
+    owner = None if moved else moved_by_owner(walk, model)
+    if owner:
+        moved, how = True, f"moved in the constructor of '{owner}'"
     if not refs and not moved:
         return
     add_event(walk, load, refs, "built",

@@ -5,8 +5,11 @@ until its move; reported at the factory, where the fix names the device."""
 import ast
 
 from .._helpers import mover_of
-from .._kinds import DTYPE_METHODS, FACTORIES, LIKE_FACTORIES, NUMPY, TENSOR, const_str, place_of
+from .._kinds import DTYPE_METHODS, NUMPY, TENSOR, const_str
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
+from ._factories import is_factory, made_elsewhere
+from ._targets import host_batch_device, maybe_tensor
+from .repeated_module_move import opposite
 
 RULE = "devcopy-create-then-move"
 # In-place fills and arithmetic from scalars: they run as well on the device.
@@ -25,19 +28,15 @@ class Held:
     around the factory, the local's first read since, whether it was read
     again, the locals it was derived from (`r = torch.arange(n); e =
     r.unsqueeze(0)`: `r` must not be read later), and the receiver of a
-    scalar fill, which is no read."""
-    __slots__ = ("factory", "q", "name", "stmt", "loop", "ifs", "first", "reread", "sources", "passed")
+    scalar fill, which is no read; and the factories the other branches of
+    an `if` bound the local to, unread (`if a: h = torch.zeros(n)` / `else:
+    h = torch.randn(n)`), which the same move copies."""
+    __slots__ = ("factory", "q", "name", "stmt", "loop", "ifs", "first", "reread", "sources", "passed", "alts")
 
     def __init__(self, factory, q, name, stmt, loop, ifs, sources=()):
         self.factory, self.q, self.name, self.stmt, self.sources = factory, q, name, stmt, sources
         self.loop, self.ifs = loop, ifs
-        self.first, self.reread, self.passed = None, False, None
-
-
-def _is_factory(q):
-    parts = q.split(".")
-    return len(parts) == 2 and parts[0] == "torch" and \
-        (parts[1] in FACTORIES or parts[1] in LIKE_FACTORIES or parts[1] in LEGACY)
+        self.first, self.reread, self.passed, self.alts = None, False, None, ()
 
 
 def _param(walk, node):
@@ -57,6 +56,9 @@ def _scalar(walk, node):
         return _scalar(walk, node.operand)
     if t is ast.BinOp:
         return _scalar(walk, node.left) and _scalar(walk, node.right)
+    if t is ast.Call and type(node.func) is ast.Name and node.func.id in ("float", "int") and \
+            len(node.args) == 1 and not node.keywords:
+        return type(node.args[0]) is ast.Constant or _scalar(walk, node.args[0])  # float('-inf')
     if t is ast.Name or t is ast.Attribute:
         k = walk.kind_of(node)
         return not k or k[0] not in (TENSOR, NUMPY, "TT")
@@ -93,9 +95,19 @@ def _inner(walk, call, q):
         return f.value if _type_target(walk, call) == "host" else None
     if a not in _BETWEEN:
         return None
-    if a in _FILLS and not all(_scalar(walk, x) for x in list(call.args) + [k.value for k in call.keywords]):
+    if a in _FILLS and not _fill_value(walk, call, a):
         return None  # a fill from a tensor is not followed
     return f.value
+
+
+def _fill_value(walk, call, meth):
+    """Whether a fill's arguments are scalars; `fill_` takes one value
+    whatever gives it (`fill_(tok.token_to_id(sos))`, `fill_(x.item())`):
+    a number, or a tensor of one element on either device."""
+    args = list(call.args) + [k.value for k in call.keywords]
+    if meth == "fill_" and len(args) == 1 and type(args[0]) is ast.Call:
+        return True
+    return all(_scalar(walk, x) for x in args)
 
 
 def _root(walk, node):
@@ -107,14 +119,19 @@ def _root(walk, node):
         if type(node) is ast.Subscript and _new_axes(node):
             node = node.value
             continue
-        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Mod) and \
-                type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
-            node = node.left  # torch.ones(n) / L, torch.arange(n) % 2: still a new host tensor
-            continue
+        if type(node) is ast.BinOp and type(node.op) in (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Mod):
+            # torch.ones(n) / L, torch.arange(n) % 2, std * torch.randn(n): still a new host tensor
+            if type(node.left) is ast.Call and _scalar(walk, node.right) and not _param(walk, node.right):
+                node = node.left
+                continue
+            if type(node.right) is ast.Call and _scalar(walk, node.left) and not _param(walk, node.left):
+                node = node.right
+                continue
+            return None
         if type(node) is not ast.Call:
             return None
         q = walk.imports.qual(node.func)
-        if q is not None and _is_factory(q):
+        if q is not None and is_factory(q):
             return node
         node = _inner(walk, node, q)
     return None
@@ -142,80 +159,6 @@ def _rebinds(stmt, name):
     return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
 
 
-def _made_elsewhere(walk, factory, q, chain=None):
-    """Given a device, made on it by a CUDA default tensor type (every factory
-    but the typed legacy constructors, `torch.FloatTensor`, which stay on the
-    host), or uploading real host data: nothing to move. A legacy
-    constructor whose values are overwritten before the move
-    (`torch.LongTensor(b).fill_(0)`) was given a size, whatever it reads as."""
-    if any(k.arg == "device" for k in factory.keywords):
-        return True
-    short = q.split(".")[1]
-    if walk.facts.device_default and (short not in LEGACY or short == "Tensor"):
-        return True
-    sized = chain is not None and short in LEGACY and _overwritten(chain, factory)
-    return _uploads_data(walk, factory, q) and not sized
-
-
-# In-place fills that overwrite every element.
-_OVERWRITES = frozenset(("fill_", "zero_", "uniform_", "normal_"))
-
-
-def _overwritten(node, factory):
-    """Whether a fill of _OVERWRITES lies on the chain from `node` down to the factory."""
-    while node is not factory and type(node) is ast.Call:
-        f = node.func
-        if type(f) is ast.Attribute:
-            if f.attr in _OVERWRITES:
-                return True
-            node = f.value
-        else:
-            node = node.args[0] if node.args else None
-    return False
-
-
-def _shape_arg(node):
-    """An argument that reads as a size: an int, len(...), n * 2, range(n)."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, int) and not isinstance(node.value, bool)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return node.func.id in ("len", "sum", "int", "max", "min", "range")
-    if isinstance(node, ast.BinOp):  # n * 2, not [[start]] * k
-        return not any(isinstance(n, (ast.List, ast.Tuple, ast.ListComp)) for n in ast.walk(node))
-    return False
-
-
-def _legacy_uploads(factory):
-    """torch.Tensor(3, 4) and torch.FloatTensor([0.]) make a tensor from
-    nothing; torch.Tensor(obs) uploads data."""
-    args = factory.args
-    if len(args) >= 2 or (len(args) == 1 and _shape_arg(args[0])):
-        return False
-    if not args and any(k.arg == "size" for k in factory.keywords):
-        return False  # torch.ByteTensor(size=(n,)): uninitialised, like torch.empty
-    if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
-        elts = args[0].elts
-        return len(elts) > 1 or not all(isinstance(e, ast.Constant) for e in elts)
-    return True
-
-
-def _uploads_data(walk, factory, q):
-    """torch.tensor(values) of real host data: uploading it is the point."""
-    if q.split(".")[1] in LEGACY:
-        return _legacy_uploads(factory)
-    if q.endswith("_like"):
-        k = walk.kind_of(factory.args[0]) if factory.args else None
-        return place_of(k) != "cpu"  # made where its argument is
-    if q not in ("torch.tensor",):
-        return False
-    if not factory.args:
-        return True
-    data = factory.args[0]
-    if isinstance(data, (ast.List, ast.Tuple)):
-        return len(data.elts) >= 2 or any(not isinstance(e, ast.Constant) for e in data.elts)
-    return not isinstance(data, ast.Constant)
-
-
 def _hold(walk, call, name):
     """`x = Variable(torch.zeros(n)).long()`, `x = x.view(1, -1)`, `y =
     x.unsqueeze(0)`: the local now holds a factory's host tensor."""
@@ -224,9 +167,13 @@ def _hold(walk, call, name):
         return False
     if type(root) is ast.Call:
         q = walk.imports.qual(root.func)
-        if _made_elsewhere(walk, root, q, call):
+        if made_elsewhere(walk, root, q, call):
             return False
-        walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
+        prev = walk.scope.fresh.get(name)
+        held = walk.scope.fresh[name] = Held(root, q, name, walk.stmt, walk.in_loop(), walk.path_ifs)
+        if prev is not None and prev.first is None and not prev.sources and prev.loop is held.loop and \
+                opposite(prev.ifs, walk.path_ifs):
+            held.alts = prev.alts + (prev,)
         return True
     held = _held(walk, root)
     if held is None:
@@ -242,8 +189,7 @@ def _fill_in_place(walk, call):
     if type(recv) is not ast.Name:
         return
     held = walk.scope.fresh.get(recv.id)
-    if held is not None and held.first is recv and \
-            all(_scalar(walk, a) for a in list(call.args) + [k.value for k in call.keywords]):
+    if held is not None and held.first is recv and _fill_value(walk, call, call.func.attr):
         held.first, held.passed = None, recv
 
 
@@ -260,14 +206,32 @@ def _target(walk, call, meth):
     kind, place = walk.move_target(call)
     if kind == "tensor" and place == "dev" and call.args:  # .to(gt): to a tensor known to be on the device
         return f"{walk.segment(call.args[0])}.device"
+    if _to_tensor(walk, call, kind, place):
+        return f"{walk.segment(call.args[0])}.device"  # .to(source): where a forward's input is
     if kind != "device" or place == "cpu" or (place is None and not walk.facts.uses_device):
         return None
     return walk.segment(call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device"))
 
 
+def _to_tensor(walk, call, kind, place):
+    """`.to(source)` of a tensor not known to be on the host (a forward's
+    input, a parameter, an element of an unpacked batch): to its dtype and
+    device, in a file that uses a device."""
+    if len(call.args) != 1 or call.keywords or not walk.facts.uses_device:
+        return False
+    if kind == "tensor" and place is None:
+        return True
+    if kind is not None:
+        return False
+    root = _root(walk, call.func.value)  # scan the function's bindings only for a factory's move
+    return root is not None and (type(root) is not ast.Name or _held(walk, root) is not None) and \
+        maybe_tensor(walk, call.args[0])
+
+
 def _scaled(value, call):
-    """`mask = torch.arange(n) % 2`: the call scaled by what _root sees through."""
-    return type(value) is ast.BinOp and value.left is call
+    """`mask = torch.arange(n) % 2`, `z = std * torch.randn(n)`: the call
+    scaled by what _root sees through."""
+    return type(value) is ast.BinOp and (value.left is call or value.right is call)
 
 
 def _to_host(node):
@@ -307,12 +271,15 @@ def on_call(walk, call, q, meth, recv):
         _through_local(walk, call, meth, target, root)
         return
     fname = walk.imports.qual(root.func)
-    if _made_elsewhere(walk, root, fname, call.func.value):
+    if made_elsewhere(walk, root, fname, call.func.value) or call.args and host_batch_device(walk, call.args[0]):
         return
+    suggestion, fixes = _suggest(root, fname, target), _fix(walk, call, root, target, meth)
+    if meth == "to" and fname.split(".")[1] not in LEGACY and _to_tensor(walk, call, *walk.move_target(call)):
+        # To the tensor's dtype too: say so, and leave the edit to the reader.
+        suggestion, fixes = suggestion[:-1] + f", dtype={walk.segment(call.args[0])}.dtype)", []
     walk.report(RULE, root,
                 f"'{fname.split('.')[1]}()' makes the tensor on the host and '{meth}()' then copies it to "
-                f"{target}; create it there directly: {_suggest(root, fname, target)}",
-                fixes=_fix(walk, call, root, target, meth))
+                f"{target}; create it there directly: {suggestion}", fixes=fixes)
 
 
 def _factory_method(walk, node):
@@ -331,7 +298,7 @@ def _factory_method(walk, node):
         return None
     made = body[0].value
     q = walk.imports.qual(made.func)
-    if q is None or not _is_factory(q) or q.split(".")[1] in LEGACY or any(k.arg == "device" for k in made.keywords):
+    if q is None or not is_factory(q) or q.split(".")[1] in LEGACY or any(k.arg == "device" for k in made.keywords):
         return None
     return name, q
 
@@ -346,7 +313,7 @@ def _through_helper(walk, call):
     if root is None or type(root) is not ast.Call:
         return
     fname = walk.imports.qual(root.func)
-    if _made_elsewhere(walk, root, fname, call.args[0]):
+    if made_elsewhere(walk, root, fname, call.args[0]):
         return
     walk.report(RULE, root,
                 f"'{fname.split('.')[1]}()' makes the tensor on the host and '{call.func.id}()' then copies it "
@@ -358,7 +325,7 @@ def _through_local(walk, call, meth, target, name):
     """`x = torch.zeros(n)` ... `if cuda: x = x.cuda()`: decided at the file's
     end, once it is known that nothing read the host tensor afterwards."""
     held = _held(walk, name)
-    if held is None:
+    if held is None or call.args and host_batch_device(walk, call.args[0]):
         return
     if _rebinds(walk.stmt, name.id):
         # The host tensor is gone after this statement; `x = x.cuda() if gpu
@@ -390,12 +357,13 @@ def on_file_end(walk):
         kept = "', then '".join(n for i, n in enumerate(names) if i == 0 or n != names[i - 1])
         # Moved only under `if self.gpu:`: the device the factory gets follows that test.
         where = f"{target} if {conditional} else 'cpu'" if conditional else target
-        factory, fname = held.factory, held.q
-        walk.report(RULE, factory,
-                    f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{kept}' until "
-                    f"'{meth}()' at line {call.lineno} copies it to {target} with nothing reading it before; "
-                    f"create it there directly: {_suggest(factory, fname, where)}",
-                    notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
+        for one in (held,) + held.alts:
+            factory, fname = one.factory, one.q
+            walk.report(RULE, factory,
+                        f"'{fname.split('.')[1]}()' makes the tensor on the host, kept in '{kept}' until "
+                        f"'{meth}()' at line {call.lineno} copies it to {target} with nothing reading it before; "
+                        f"create it there directly: {_suggest(factory, fname, where)}",
+                        notes=[(walk.path, c.lineno, c.col_offset, f"copied to {t} here") for c, _, t, _ in moves])
 
 
 def _inside(node, outer):
