@@ -191,6 +191,8 @@ def joined(fn, loop, name):
         grew = False
         for n in after:
             v = n.value
+            if isinstance(v, (ast.ListComp, ast.GeneratorExp)) and len(v.generators) == 1:
+                v = _walked(v.generators[0].iter)  # [np.vstack(r) for r in results.values()]: each kept whole
             if isinstance(v, ast.Call) and v.args:
                 f = v.func
                 callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -202,6 +204,14 @@ def joined(fn, loop, name):
                     names.add(t.id)
                     grew = True
     return names
+
+
+def _walked(it):
+    """What a comprehension walks: `results` of `results.values()` too."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("values", "items") \
+            and not it.args:
+        return it.func.value
+    return it
 
 
 def results_whole(fn, loop, name):
