@@ -26,7 +26,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SETS = ("tune", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12")
+SETS = ("tune", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13")
 RULES = ["devcopy-discarded-copy", "devcopy-repeated-module-move",
          "devcopy-create-then-move", "devcopy-copy-in-loop",
          "devcopy-host-sync-in-loop", "devcopy-redundant-chain",
