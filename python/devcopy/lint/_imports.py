@@ -210,6 +210,8 @@ _READER = re.compile(_HEAD + r"[ \t]+(?:if\b[^\n]*:[ \t]*\n[ \t]+)?return\s+(\w+
 def readers_by_text(text):
     """Names of the functions that hand back their first argument's `.item()`."""
     out = set()
+    if "return" not in text or ".item()" not in text:
+        return out
     for start in _TOP_DEF.finditer(text):
         m = _READER.match(text, start.start())
         if m and m.group(2) == m.group(3):

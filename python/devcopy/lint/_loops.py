@@ -48,6 +48,8 @@ class Loop:
         self.host_reads = {}  # tensor text -> (read, branches, names): reads so far in this iteration
         self.mutated = set()  # receivers of in-place methods (x.add_(1), meter.update(v))
         self.training = self.around_training = False
+        self.moved_names = set()  # names the loop moves to a device (`x = x.cuda()`)
+        self.stored = set()  # names and fields its body assigns
         before = walk.scope.env
         if not isinstance(node, ast.While):
             for n in ast.walk(node.target):
@@ -79,11 +81,15 @@ class Loop:
                         if key and isinstance(getattr(m, "ctx", None), (ast.Store, ast.Del)):
                             self.changed.add(key)
                             self.rebound.add(key)
+                            self.stored.add(key)
                             (errors if test and m is target else others).add(key)
                             if t is ast.AugAssign or key in before:
                                 self.carried.add(key)
             elif t is ast.Call:
                 f = n.func
+                if isinstance(f, ast.Attribute) and f.attr in ("cuda", "to") and isinstance(f.value, ast.Name) and \
+                        (f.attr == "cuda" or walk.move_target(n)[0] == "device"):
+                    self.moved_names.add(f.value.id)  # for host_parts
                 if isinstance(f, ast.Attribute) and (f.attr.endswith("_") and not f.attr.startswith("_")
                                                      or f.attr.startswith(_MUTATORS)):
                     key = _store_key(f.value)  # x.add_(1), obs_rms.update(batch)
@@ -306,20 +312,15 @@ def _one_step(body, train_names):
     return False
 
 
-def host_parts(walk, loop):
+def host_parts(frame):
     """The parts of a batch a loop over a loader never moves, while it moves
     others (`for x, y in loader: x = x.cuda()`): the loader yields host
-    tensors, so `y` stays on the host (`y.cpu()` copies nothing)."""
-    target = loop.target
-    if not isinstance(target, ast.Tuple):
+    tensors, so `y` stays on the host (`y.cpu()` copies nothing). A part
+    rebound in the loop is judged by what it is bound to."""
+    target = frame.node.target
+    if not isinstance(target, ast.Tuple) or not frame.moved_names:
         return ()
     names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}  # `for i, (x, y) in enumerate(...)`
-    moved, used = set(), set()
-    for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                and n.func.value.id in names and n.func.attr in ("cuda", "to"):
-            if n.func.attr == "cuda" or walk.move_target(n)[0] == "device":
-                moved.add(n.func.value.id)
-        elif isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
-            used.add(n.id)  # rebound in the loop: judged by what it is bound to
-    return sorted(names - moved - used) if moved else ()
+    if not names & frame.moved_names:
+        return ()
+    return sorted(n for n in names - frame.moved_names if n not in frame.stored)

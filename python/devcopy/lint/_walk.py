@@ -261,7 +261,7 @@ class Walk(Expressions):
             kind = self.element_kind(s.iter)
             self.bind(s.target, kind, None)
             if kind is None or kind == ("E", None):  # a loader, enumerated or not
-                for name in host_parts(self, s):
+                for name in host_parts(frame):
                     self.scope.env[name] = (TENSOR, "cpu")
             self.loops.append(frame)
         self.block(s.body)
