@@ -148,6 +148,16 @@ def _terminal(walk, loop, fn, params, s, tainted):
     return "stop"
 
 
+def into_table(walk, loop, target):
+    """`losses[k] = loss.item()` into a local table of the function that it
+    only reduces after the loop (`losses.mean()`): a metric total."""
+    fn = walk.scope.func
+    if fn is None:
+        return False
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    return _table(walk, loop, fn, params, target) == "total"
+
+
 def _table(walk, loop, fn, params, target):
     """`ret[ind] = tp / denom` into a local table the function only reduces
     after the loop (`return ret.mean()`): a total; one returned, saved or

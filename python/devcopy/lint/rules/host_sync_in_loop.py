@@ -8,8 +8,8 @@ from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
 from ._elements import per_element as _per_element, read_line as _read_line
 from ._reads import LOGS as _LOGS, format_sync as _format_sync, formatted as _formatted, sync as _sync
 from ._results import is_list as _is_list, read_targets, spelled_total
-from ._totals import (METERS as _PROGRESS, appended_total, feeds_meter, flat as _flat, only_totals, results_whole,
-                      returned_unreduced, written_after)
+from ._totals import (METERS as _PROGRESS, appended_total, feeds_meter, flat as _flat, into_table, only_totals,
+                      results_whole, returned_unreduced, written_after)
 
 RULE = "devcopy-host-sync-in-loop"
 _CONTAINERS = frozenset(("append", "extend", "add", "insert"))
@@ -228,6 +228,9 @@ def _judge(walk, call, loop, training):
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if len(targets) == 1 and isinstance(targets[0], ast.Subscript) and stmt.value is call and \
+                into_table(walk, loop, targets[0]):
+            return _TOTALS  # losses[k] = loss.item(), then losses.mean() after the loop
         if len(names) != len(targets):
             return _OUTPUT if training else None  # a field or element: host results
         why = _follow(walk, loop, stmt, names[0], training)
