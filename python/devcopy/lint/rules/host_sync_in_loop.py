@@ -147,7 +147,7 @@ def on_comprehension(walk, node, gen):
     """`[i for i, w in enumerate(words) if w != end]` over a device tensor: each
     test of an element reads it on the host, one sync per element."""
     loop = walk.in_loop()
-    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device or not gen.ifs:
+    if loop is None or walk.facts.cpu_fixed or not walk.facts.uses_device:
         return
     it = gen.iter
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
@@ -156,11 +156,28 @@ def on_comprehension(walk, node, gen):
     if not k or k[0] != TENSOR or k[1] == "cpu" or not loop.runs_every_iteration():
         return
     names = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
-    if not any(isinstance(n, ast.Name) and n.id in names for c in gen.ifs for n in ast.walk(c)):
-        return
-    _report(walk, node, loop, f"testing each element of '{walk.segment(it)}' in Python reads it on the host "
-                              "and waits for the device once per element, on every iteration of this "
-                              "loop; compare on the device (torch.nonzero(...)) or copy it once with .tolist()")
+    if any(isinstance(n, ast.Name) and n.id in names for c in gen.ifs for n in ast.walk(c)):
+        return _report(walk, node, loop, f"testing each element of '{walk.segment(it)}' in Python reads it on the "
+                                         "host and waits for the device once per element, on every iteration of "
+                                         "this loop; compare on the device (torch.nonzero(...)) or copy it once "
+                                         "with .tolist()")
+    elt = getattr(node, "elt", None)
+    if elt is not None and _reads_number(elt, names):
+        _report(walk, node, loop, f"reading each element of '{walk.segment(it)}' as a number reads it on the host "
+                                  "and waits for the device once per element, on every iteration of this loop; "
+                                  "copy it once with .tolist() and read the numbers there")
+
+
+def _reads_number(elt, names):
+    """`int(n)`, `float(n)`, `n.item()` of a comprehension's own element."""
+    for n in ast.walk(elt):
+        if isinstance(n, ast.Call) and len(n.args) == 1 and isinstance(n.func, ast.Name) and \
+                n.func.id in ("int", "float") and isinstance(n.args[0], ast.Name) and n.args[0].id in names:
+            return True
+        if isinstance(n, ast.Call) and not n.args and isinstance(n.func, ast.Attribute) and n.func.attr == "item" \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id in names:
+            return True
+    return False
 
 
 def _training_step(walk):
