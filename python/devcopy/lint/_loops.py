@@ -269,8 +269,8 @@ class Guard:
         self.walk, self.counts = walk, counts
 
     def __enter__(self):
-        # Kept: the body may end the loop it started in (a module-level
-        # `for` whose body defines the step function the walk then enters).
+        # Kept: an error raised in the body unwinds past loops the walk has
+        # already left; popping from the current one hid that error.
         self.loop = self.walk.in_loop() or self.walk.step_frame
         if self.loop is not None:
             self.loop.guards.append(self.counts)

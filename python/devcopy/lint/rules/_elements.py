@@ -88,20 +88,13 @@ def _binds(target, name):
     return isinstance(target, (ast.Tuple, ast.List)) and any(_binds(e, name) for e in target.elts)
 
 
-def _module_param(walk, name):
-    cls, fn = walk.scope.cls, walk.scope.func
-    if cls is None or not cls.is_module or fn is None or name not in walk.scope.env:
-        return False
-    return any(a.arg == name for a in fn.args.args[1:])
-
-
 def _unknown_tensor(walk, it):
     """What a loop iterates, of a kind the file does not say, whose elements
     the loop reads with `.item()`: only a tensor's (or an array's, known from
     its constructor) elements have one, so it is taken for a tensor when it
     is the function's own input: a parameter, a field of `self`, a slice of
-    either (`orig_y = buffer_y[ind]`) or arithmetic on them. What a call handed back may have
-    been copied to the host by it."""
+    either (`orig_y = buffer_y[ind]`) or arithmetic on them. Not what a call
+    handed back: the call may have copied it to the host."""
     while isinstance(it, (ast.Attribute, ast.Subscript)):
         it = it.value
     fn = walk.scope.func

@@ -293,6 +293,7 @@ def _computing_function(walk, name):
     cached = getattr(fn, "devcopy_computes", None)
     if cached is None:
         fn.devcopy_computes = cached = True  # while it is being decided: a recursive call computes
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}  # filling one of them is output
         for n in ast.walk(fn):
             if isinstance(n, ast.Call):
                 q = walk.imports.qual(n.func) or ""
@@ -300,7 +301,8 @@ def _computing_function(walk, name):
                 ok = q.startswith(_PURE_MODULES) and not q.endswith("save") or \
                     isinstance(f, ast.Name) and (f.id in _PURE_BUILTINS or f.id != name and
                                                  _computing_function(walk, f.id)) or \
-                    isinstance(f, ast.Attribute) and (f.attr in _PURE_METHODS or f.attr in _CONTAINERS)
+                    isinstance(f, ast.Attribute) and (f.attr in _PURE_METHODS or f.attr in _CONTAINERS and
+                                                      isinstance(f.value, ast.Name) and f.value.id not in params)
                 if not ok:
                     cached = False
                     break
