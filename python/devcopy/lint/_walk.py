@@ -9,7 +9,7 @@ from ._exprs import Expressions
 from ._kinds import (DEVICE, MODULE, MODULE_SELF_METHODS, TENSOR, dotted, is_device_name, join_places,
                      source_lines)
 from ._loops import Guard as _Guard, Loop, guard_counts, host_parts, leaves_loop, step_loops
-from ._moves import (PLACED, is_stateless, moved_unknown, moved_value, placed_before, placed_by_builder,
+from ._moves import (PLACED, builds_moved, is_stateless, moved_unknown, moved_value, placed_before, placed_by_builder,
                      target_text)
 from ._scopes import ClassFacts, Scope, init_helpers
 
@@ -305,6 +305,9 @@ class Walk(Expressions):
             if placed is not None:  # model = Net().to(device), DataParallel(model)
                 self.scope.moved.add(target.id)
                 self.scope.moved_at[target.id] = placed
+                if kind is None and placed is value and isinstance(value.func, ast.Name) and \
+                        builds_moved(self, value.func.id, 0):
+                    self.scope.env[target.id] = (MODULE, None)  # net = net_factory(...): its moved module
             # `placed` may be the builder's call (`load_model(...)`), not a move.
             if placed is not None and placed is value and kind and kind[0] == MODULE \
                     and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda"):

@@ -7,7 +7,8 @@ import ast
 import types
 
 from .._kinds import MODULE, dotted
-from .._moves import builds_moved, module_kind, moved_value, placed_before, placed_by_builder, target_text
+from .._moves import (PLACED, builds_moved, module_kind, moved_value, placed_before, placed_by_builder,
+                      target_text)
 
 RULE = "devcopy-repeated-module-move"
 MESSAGE = ("module '{name}' is moved {target} again; it was already moved at line {{line}}{{where}} "
@@ -180,6 +181,9 @@ def _twice(walk, call, key, target, place):
             continue
         if ptarget is None or pkey not in scope.moved:
             break  # reassigned since
+        if ptarget == PLACED:
+            _after_builder(walk, call, key, target, ppath)
+            break
         if ptarget != target or opposite(ppath, walk.path_ifs) or _moved_between(walk, key, pnode, call):
             break
         walk.report(RULE, call, f"module '{key}' is moved to {target} again; it was already moved at "
@@ -188,6 +192,20 @@ def _twice(walk, call, key, target, place):
                     notes=[(walk.path, pnode.lineno, pnode.col_offset, f"first move of '{pkey}' here")])
         break
     scope.moves.append((key, target, walk.path_ifs, call))
+
+
+def _after_builder(walk, call, key, target, path):
+    """`net = net_factory(...)` then `model = net.cuda()`: a builder of the
+    file or the package that returns its module moved, moved again."""
+    first = walk.scope.moved_at.get(key)
+    if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and
+            builds_moved(walk, first.func.id, 0)) or opposite(path, walk.path_ifs):
+        return
+    name = first.func.id
+    walk.report(RULE, call, f"module '{key}' returned by '{name}()' is moved to {target} again; '{name}()' "
+                            "already moves it before returning it, so every parameter is walked twice and "
+                            "layers rebuilt in between are copied twice; move it in one place",
+                notes=[(walk.path, first.lineno, first.col_offset, f"'{key}' built and moved by '{name}()' here")])
 
 
 def _moved_between(walk, key, first, call):
