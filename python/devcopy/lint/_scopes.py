@@ -51,3 +51,11 @@ class Scope:
         self.defs = dict(outer.defs) if outer else {}  # functions defined inside, walked: `def create_model():`
         self.returns = None
         self.moved_returned = None  # the move of the module it returns
+
+
+def parameter_names(fn):
+    """The names of a function's parameters (none for the module's top level)."""
+    if fn is None:
+        return frozenset()
+    a = fn.args
+    return frozenset(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)

@@ -5,6 +5,7 @@ import ast
 import types
 
 from .._kinds import TENSOR
+from .._scopes import parameter_names
 
 # Element-wise views and casts before a per-element copy: still one element.
 _ELEMENT_VIEWS = frozenset("mul clamp byte float permute detach contiguous".split())
@@ -105,7 +106,7 @@ def _unknown_tensor(walk, it):
     values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
               for t in n.targets if isinstance(t, ast.Name) and t.id == it.id]
     if not values:
-        return any(a.arg == it.id for a in fn.args.args + fn.args.kwonlyargs)
+        return it.id in parameter_names(fn)
     if len(values) != 1:
         return False
     value = values[0]

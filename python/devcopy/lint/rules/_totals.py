@@ -7,6 +7,7 @@ device and read once."""
 import ast
 
 from .._kinds import MODULE
+from .._scopes import parameter_names
 from ._results import returned, saved
 
 # Builtins that compute from their arguments and hand the result back.
@@ -31,7 +32,7 @@ def only_totals(walk, loop, stmt, name):
     fn = walk.scope.func
     if fn is None:
         return False
-    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    params = parameter_names(fn)
     body = list(_after(loop.node.body, stmt))
     tainted = {name}
     changed = True
@@ -154,7 +155,7 @@ def into_table(walk, loop, target):
     fn = walk.scope.func
     if fn is None:
         return False
-    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    params = parameter_names(fn)
     return _table(walk, loop, fn, params, target) == "total"
 
 
@@ -293,7 +294,7 @@ def _computing_function(walk, name):
     cached = getattr(fn, "devcopy_computes", None)
     if cached is None:
         fn.devcopy_computes = cached = True  # while it is being decided: a recursive call computes
-        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}  # filling one of them is output
+        params = parameter_names(fn)  # filling one of them is output
         for n in ast.walk(fn):
             if isinstance(n, ast.Call):
                 q = walk.imports.qual(n.func) or ""
@@ -326,7 +327,7 @@ def appended_total(walk, loop, call):
     if not (isinstance(call.func, ast.Name) and _computing_function(walk, call.func.id)):
         return False
     name = f.value.id
-    return name not in {a.arg for a in fn.args.args + fn.args.kwonlyargs} and \
+    return name not in parameter_names(fn) and \
         not _kept_whole(walk, fn, loop, name)
 
 

@@ -6,6 +6,7 @@ import ast
 
 from .._helpers import mover_of
 from .._kinds import DTYPE_METHODS, NUMPY, TENSOR, const_str
+from .._scopes import parameter_names
 from ._advice import LEGACY, fix as _fix, suggest as _suggest
 from ._factories import is_factory, made_elsewhere
 from ._targets import host_batch_device, maybe_tensor
@@ -43,7 +44,7 @@ def _param(walk, node):
     """A parameter of the function: a tensor as often as not."""
     fn = walk.scope.func
     return type(node) is ast.Name and fn is not None and \
-        node.id in {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+        node.id in parameter_names(fn)
 
 
 def _scalar(walk, node):

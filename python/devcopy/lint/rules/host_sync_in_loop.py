@@ -5,6 +5,7 @@ flow, indexing, host results) and per-sample output outside training steps."""
 import ast
 
 from .._kinds import MODULE, NUMPY, TENSOR, dotted, returns_tensor
+from .._scopes import parameter_names
 from ._elements import per_element as _per_element, read_line as _read_line
 from ._reads import LOGS as _LOGS, format_sync as _format_sync, formatted as _formatted, sync as _sync
 from ._results import is_list as _is_list, read_targets, spelled_total
@@ -264,6 +265,13 @@ def _progress_bar(walk):
     return any(_bar_call(node) for _, _, node in walk.uses)
 
 
+def _reporting(node):
+    """A call that reports what it is given: a meter's, a bar's or a
+    logger's method (`meter.update(v)`, `pbar.set_postfix(...)`), or a bar."""
+    f = getattr(node, "func", None)
+    return isinstance(f, ast.Attribute) and f.attr in _PROGRESS or _bar_call(node)
+
+
 def _bar_call(node):
     """A call of a function named for a progress bar, or a bar's `add`/`update`."""
     f = getattr(node, "func", None)
@@ -286,15 +294,14 @@ def _only_reported(loop, name):
                                                        for n in ast.walk(s.value)):
             names.add(s.targets[0].id)
             joined.add(id(s))
+    skip = {id(n) for s in body if id(s) in joined for n in ast.walk(s)}
     reported = False
-    for s in body:
-        if id(s) in joined:
-            continue
-        for c in (n for n in ast.walk(s) if isinstance(n, ast.Call)):
-            if any(isinstance(a, ast.Name) and a.id in names for a in c.args + [k.value for k in c.keywords]):
-                if not (isinstance(c.func, ast.Attribute) and c.func.attr in _PROGRESS or _bar_call(c)):
-                    return False
-                reported = True
+    for c in (n for s in loop.node.body for n in ast.walk(s)):
+        if isinstance(c, ast.Call) and id(c) not in skip and \
+                any(isinstance(a, ast.Name) and a.id in names for a in c.args + [k.value for k in c.keywords]):
+            if not _reporting(c):
+                return False
+            reported = True
     return reported
 
 
@@ -308,7 +315,7 @@ def _kept(walk, loop, container, training, call):
         return _OUTPUT if training else None
     name = container.id
     fn = walk.scope.func
-    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+    params = parameter_names(fn)
     f = getattr(call, "func", None)  # a formatted value (f"{loss:.3f}") is a number too
     number = not isinstance(f, ast.Attribute) or f.attr == "item"
     if results_whole(fn, loop, name) and (not training or not number and returned_unreduced(fn, loop, name)):
@@ -371,7 +378,7 @@ def _follow(walk, loop, stmt, name, training):
     if len(kept) == 1 and all(u.startswith("keep:") for u in uses):
         acc = kept.pop()
         fn = walk.scope.func
-        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+        params = parameter_names(fn)
         if acc not in params and not results_whole(fn, loop, acc):
             return (f"iteration of this loop, only to keep it in '{acc}' for after the loop; keep the "
                     "tensors and copy them to the host once after the loop (torch.cat(...).cpu())")
@@ -396,7 +403,7 @@ def _only_after(walk, loop, acc):
     """An array the function neither was given, returns nor saves: what the
     loop grows it with is read only after the loop."""
     fn = walk.scope.func
-    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} if fn is not None else set()
+    params = parameter_names(fn)
     return acc not in params and not results_whole(fn, loop, acc) and \
         not written_after(fn, loop, acc)
 
