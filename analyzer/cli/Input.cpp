@@ -9,8 +9,7 @@
 
 namespace devcopy::cli {
 
-std::string oneLine(llvm::StringRef text) {
-  constexpr std::size_t kMax = 1000, kHead = 700, kTail = 250;
+std::string escapeControls(llvm::StringRef text) {
   std::string out;
   for (unsigned char c : text) {
     if (c == '\n')
@@ -24,6 +23,17 @@ std::string oneLine(llvm::StringRef text) {
     else
       out += char(c);
   }
+  return out;
+}
+
+llvm::Error toolError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 escapeControls(message.str()));
+}
+
+std::string oneLine(llvm::StringRef text) {
+  constexpr std::size_t kMax = 1000, kHead = 700, kTail = 250;
+  std::string out = escapeControls(text);
   if (out.size() > kMax)
     out = out.substr(0, kHead) + " ... " + out.substr(out.size() - kTail);
   return out;

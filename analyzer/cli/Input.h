@@ -18,10 +18,9 @@ namespace devcopy::cli {
 constexpr unsigned kMaxNesting = 256;
 
 /// devcopy's one error convention: an llvm::Error carrying a one-line
-/// message (what failed, where, what to do).
-inline llvm::Error toolError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+/// message (what failed, where, what to do). Control characters are escaped
+/// here, so a name quoted from a user's file cannot break the line.
+llvm::Error toolError(const llvm::Twine &message);
 
 /// A toolError about one file (devcopy names it in SARIF's notification).
 class FileProblem : public llvm::ErrorInfo<FileProblem> {
@@ -42,8 +41,11 @@ inline llvm::Error aboutFile(const std::string &file, llvm::Error error) {
   return llvm::make_error<FileProblem>(file, llvm::toString(std::move(error)));
 }
 
-/// `text` fit for a one-line error: control characters escaped ("\n"),
-/// and cut in the middle past 1,000 bytes (a quoted key may be megabytes).
+/// `text` with its control characters escaped ("\n", "\x01").
+std::string escapeControls(llvm::StringRef text);
+
+/// `text` fit for a one-line error: control characters escaped, and cut in
+/// the middle past 1,000 bytes (a quoted key may be megabytes).
 std::string oneLine(llvm::StringRef text);
 
 /// `p` made absolute against `base` when relative, with `.` and `..` removed.

@@ -44,8 +44,7 @@ json::Value toJSON(const ShardFile &file) {
 }
 
 static llvm::Error fail(const std::string &path, const std::string &why) {
-  return llvm::createStringError("shard file '%s': %s", path.c_str(),
-                                 why.c_str());
+  return toolError("shard file '" + path + "': " + why);
 }
 
 llvm::Expected<ShardFile> readShards(const std::vector<std::string> &paths) {
